@@ -1,0 +1,267 @@
+// Package cmd wires retval's subcommands to the packages under pkg/. It
+// parses flags, calls one function, prints; nothing here knows the store's
+// format.
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/retain"
+	"github.com/urfave/cli/v2"
+)
+
+// Version is set at build time with -ldflags "-X github.com/retval/retval/cmd.Version=…".
+var Version = "0.1.0-dev"
+
+// commands is filled by each subcommand's file.
+var commands []func() *cli.Command
+
+func register(f func() *cli.Command) { commands = append(commands, f) }
+
+// Exit statuses of SPEC §5.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitUsage    = 2
+	exitNotFound = 3
+	exitCapacity = 4
+	exitBudget   = 5
+	exitExpand   = 6
+	exitInvalid  = 7
+)
+
+// exitCode is the one place where errors become exit statuses.
+func exitCode(err error) int {
+	switch retain.CodeOf(err) {
+	case retain.CodeUsage:
+		return exitUsage
+	case retain.CodeUnknownReference, retain.CodeCollected:
+		return exitNotFound
+	case retain.CodeCapacity:
+		return exitCapacity
+	case retain.CodeBudgetExhausted:
+		return exitBudget
+	case retain.CodeExpandRefused:
+		return exitExpand
+	case retain.CodeInvalidRange, retain.CodeNotJSON, retain.CodeAmbiguousJSON, retain.CodeDigestMismatch,
+		retain.CodeNotString, retain.CodeBadPointer, retain.CodeTooLarge, retain.CodeBadReference:
+		return exitInvalid
+	}
+	return exitFailed
+}
+
+// cmdError is an error of a named command, printed as
+// "retval: <command>: <what> (<code>)".
+type cmdError struct {
+	cmd string
+	err error
+}
+
+func (e *cmdError) Error() string { return e.err.Error() }
+func (e *cmdError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return retain.Errorf(retain.CodeUsage, format, args...)
+}
+
+// env is a command's view of the process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// envOf returns the process view stored in the app.
+func envOf(c *cli.Context) *env { return c.App.Metadata["env"].(*env) }
+
+// Main runs retval with args (args[0] is the program name) and returns the
+// exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	app := newApp(e)
+	err := app.Run(args)
+	if err == nil {
+		return exitOK
+	}
+	name := "retval"
+	var ce *cmdError
+	if errors.As(err, &ce) {
+		name = ce.cmd
+	} else if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		name = args[1]
+	}
+	code := retain.CodeOf(err)
+	if jsonWanted(args) {
+		writeJSON(stdout, map[string]any{"error": map[string]any{"code": code, "message": err.Error()}})
+	} else {
+		msg := err.Error()
+		hint := ""
+		if i := strings.Index(msg, "\nhint: "); i >= 0 {
+			msg, hint = msg[:i], msg[i:]
+		}
+		fmt.Fprintf(stderr, "retval: %s: %s (%s)%s\n", name, oneLine(msg), code, hint)
+	}
+	return exitCode(err)
+}
+
+// jsonWanted reports whether --json was asked for, on the command line or
+// in the environment, so that even a usage error is answered in JSON.
+func jsonWanted(args []string) bool {
+	for _, a := range args[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			return true
+		}
+	}
+	v, _ := config.ParseBool(os.Getenv("RETVAL_JSON"))
+	return v
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func newApp(e *env) *cli.App {
+	app := &cli.App{
+		Name:    "retval",
+		Usage:   "keep big tool results out of an LLM agent's context",
+		Version: Version,
+		Description: `retval writes a large tool result to disk once and prints a small stub
+(id, size, SHA-256, completeness, head and tail) for the model to see; the
+model then reads exactly the slices it needs.
+
+Example:
+   some_tool | retval retain --run "$RUN" --call "$CALL_ID"
+   retval peek --run "$RUN" <id> --lines 1-40
+
+Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
+4 capacity exhausted, 5 lookup budget exhausted, 6 expand refused,
+7 invalid reference.`,
+		Metadata:               map[string]any{"env": e},
+		Reader:                 e.stdin,
+		Writer:                 e.stdout,
+		ErrWriter:              e.stderr,
+		HideHelpCommand:        true,
+		UseShortOptionHandling: false,
+		Suggest:                true,
+		ExitErrHandler:         func(*cli.Context, error) {}, // Main decides exit codes
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageErr("%v", err)
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(e.stderr, "retval: %s: no such command (usage); see retval --help\n", name)
+		},
+	}
+	for _, f := range commands {
+		c := f()
+		name := c.Name
+		action := c.Action
+		c.Action = func(ctx *cli.Context) error {
+			if err := action(ctx); err != nil {
+				return &cmdError{cmd: name, err: err}
+			}
+			return nil
+		}
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			return &cmdError{cmd: name, err: usageErr("%v", err)}
+		}
+		app.Commands = append(app.Commands, c)
+	}
+	return app
+}
+
+// flags returns the flags of the named settings, with their environment
+// variables and config keys in the help text (they are resolved here, not
+// by the flag library, so that each value's source is known).
+func flags(names ...string) []cli.Flag {
+	var out []cli.Flag
+	for _, n := range names {
+		s, ok := config.Lookup(n)
+		if !ok {
+			panic("unknown setting " + n)
+		}
+		usage := fmt.Sprintf("%s (env %s, config %s)", s.Usage, s.Env(), s.Key())
+		if s.Kind == config.Bool {
+			out = append(out, &cli.BoolFlag{Name: s.Flag, Usage: usage})
+			continue
+		}
+		out = append(out, &cli.StringFlag{Name: s.Flag, Usage: usage, DefaultText: s.Default})
+	}
+	return out
+}
+
+// globalFlags are on every command.
+func globalFlags(extra ...string) []cli.Flag {
+	return flags(append([]string{"runs-dir", "run", "config", "json"}, extra...)...)
+}
+
+func init() {
+	config.Settings = append(config.Settings, config.Setting{Flag: "config", Kind: config.String, Usage: "TOML or YAML file with any of these settings"})
+}
+
+// settings resolves every setting for this invocation.
+func settings(c *cli.Context) (*config.Resolved, error) {
+	file := config.File{}
+	cfg := config.Resolve(mustSetting("config"), c.String("config"), c.IsSet("config"), nil)
+	if cfg.Text != "" {
+		f, err := config.LoadFile(cfg.Text)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		file = f
+	}
+	values := map[string]config.Value{}
+	for _, s := range config.Settings {
+		var text string
+		set := false
+		if hasFlag(c, s.Flag) && c.IsSet(s.Flag) {
+			set = true
+			if s.Kind == config.Bool {
+				text = fmt.Sprint(c.Bool(s.Flag))
+			} else {
+				text = c.String(s.Flag)
+			}
+		}
+		values[s.Flag] = config.Resolve(s, text, set, file)
+	}
+	r, err := config.Build(values)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return r, nil
+}
+
+func mustSetting(name string) config.Setting {
+	s, _ := config.Lookup(name)
+	return s
+}
+
+func hasFlag(c *cli.Context, name string) bool {
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// needRun returns the run id or a usage error.
+func needRun(r *config.Resolved) (string, error) {
+	if r.Run == "" {
+		return "", usageErr("no run given: use --run R or set RETVAL_RUN")
+	}
+	return r.Run, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,57 @@
+package cmd
+
+import (
+	"io"
+
+	"github.com/retval/retval/pkg/retain"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(replayCommand) }
+
+func replayCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "replay",
+		Usage:     "rebuild what the model saw for a call, writing nothing",
+		UsageText: "retval replay --run R --call C [FILE|-]",
+		Description: `Reads the full text of a tool result as the transcript holds it. When
+the call's value exists and holds exactly these bytes, prints its stub,
+byte-identical to the one retain printed (under the same settings);
+otherwise prints the input unchanged. Never writes to the store.
+
+Example:
+   retval replay --run "$RUN" --call "$CALL_ID" < full-output.txt
+
+Exit status: 0 printed, 1 I/O error, 2 usage.`,
+		Flags: append(globalFlags("policy", "threshold", "preview-bytes", "peek-lines"),
+			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)"},
+		),
+		Action: func(c *cli.Context) error { return runReplay(c, envOf(c)) },
+	}
+}
+
+func runReplay(c *cli.Context, e *env) error {
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
+	run, err := needRun(r)
+	if err != nil {
+		return err
+	}
+	call := c.String("call")
+	if call == "" {
+		return usageErr("no call id given: use --call C")
+	}
+	in, err := input(c, e)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	stub, err := retain.Open(r.RunsDir).Replay(in, e.stdout, run, call, r.Limits.StubSettings(r.Policy))
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(e.stdout, stub)
+	return err
+}

@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/retval/retval/internal/jsonstr"
+	"github.com/retval/retval/pkg/retain"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(retainCommand) }
+
+func retainCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "retain",
+		Usage:     "keep a tool result, print what the model should see",
+		UsageText: "retval retain --run R --call C [--tool T] [--threshold SIZE] [--off] [--policy legacy|bounded] [--partial [--omitted-bytes N]] [--exit-code N] [--timed-out] [FILE|-]",
+		Description: `Reads FILE (or stdin) as it streams. A result within the threshold is
+printed unchanged and nothing is stored; a larger one is stored once and its
+stub is printed: id, size, SHA-256, completeness, head and tail excerpts and
+the peek command that reads more. If the store cannot be written, the result
+is printed unchanged with a warning on stderr (exit 0): a stub never points
+at nothing.
+
+Example:
+   go test ./... 2>&1 | retval retain --run "$RUN" --call "$CALL_ID" --tool go-test
+
+Exit status: 0 printed (stub or verbatim), 1 conflict (the call id holds
+other bytes) or I/O error, 2 usage, 4 run at capacity (bounded policy).`,
+		Flags: append(globalFlags("off", "policy", "compress", "threshold", "preview-bytes", "peek-lines",
+			"max-value-size", "max-run-bytes", "max-run-values"),
+			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)"},
+			&cli.StringFlag{Name: "tool", Usage: "name of the tool that produced the result"},
+			&cli.BoolFlag{Name: "partial", Usage: "the producer kept only the tail of its output"},
+			&cli.Int64Flag{Name: "omitted-bytes", Usage: "bytes the producer discarded (with --partial)"},
+			&cli.IntFlag{Name: "exit-code", Usage: "the tool's exit status"},
+			&cli.BoolFlag{Name: "timed-out", Usage: "the tool was stopped by a timeout"},
+		),
+		Action: func(c *cli.Context) error { return runRetain(c, envOf(c)) },
+	}
+}
+
+func runRetain(c *cli.Context, e *env) error {
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
+	in, err := input(c, e)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if r.Off {
+		_, err := io.Copy(e.stdout, in)
+		return err
+	}
+	run, err := needRun(r)
+	if err != nil {
+		return err
+	}
+	if !c.IsSet("call") || c.String("call") == "" {
+		return usageErr("no call id given: use --call C")
+	}
+	if r.Compress != "none" {
+		return usageErr("--compress %s: compressed values are not supported yet; use --compress none", r.Compress)
+	}
+	meta := retain.Meta{Tool: c.String("tool"), Partial: c.Bool("partial"), TimedOut: c.Bool("timed-out")}
+	if c.IsSet("omitted-bytes") {
+		if !meta.Partial {
+			return usageErr("--omitted-bytes needs --partial")
+		}
+		n := c.Int64("omitted-bytes")
+		if n < 0 {
+			return usageErr("--omitted-bytes must be ≥ 0")
+		}
+		meta.OmittedBytes = &n
+	}
+	if c.IsSet("exit-code") {
+		n := c.Int("exit-code")
+		meta.ExitCode = &n
+	}
+	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy}
+	store := retain.Open(r.RunsDir)
+
+	out := e.stdout
+	var jw *verbatimJSON
+	if r.JSON {
+		jw = &verbatimJSON{w: e.stdout}
+		out = jw
+	}
+	res, err := store.Retain(in, out, opts)
+	if err != nil {
+		return err
+	}
+	if res.Warning != nil {
+		fmt.Fprintf(e.stderr, "retval: retain: warning: %v\n", res.Warning)
+	}
+	if !r.JSON {
+		if !res.Verbatim {
+			_, err = io.WriteString(e.stdout, res.Stub)
+		}
+		return err
+	}
+	if res.Verbatim {
+		return jw.finish(res.Warning)
+	}
+	return writeJSON(e.stdout, retainJSON{Descriptor: res.Descriptor, Retained: res.Retained, Stub: res.Stub, NotRetained: res.NotRetained})
+}
+
+type retainJSON struct {
+	*retain.Descriptor
+	Retained    bool   `json:"retained"`
+	Stub        string `json:"stub"`
+	NotRetained string `json:"not_retained,omitempty"`
+}
+
+// verbatimJSON streams a verbatim result as {"retained":false,"stub":"…"}.
+type verbatimJSON struct {
+	w       io.Writer
+	started bool
+	s       *jsonstr.Writer
+}
+
+func (v *verbatimJSON) Write(p []byte) (int, error) {
+	if !v.started {
+		v.started = true
+		if _, err := io.WriteString(v.w, `{"retained":false,"stub":"`); err != nil {
+			return 0, err
+		}
+		v.s = &jsonstr.Writer{W: v.w}
+	}
+	return v.s.Write(p)
+}
+
+func (v *verbatimJSON) finish(warning error) error {
+	if _, err := v.Write(nil); err != nil {
+		return err
+	}
+	if err := v.s.Close(); err != nil {
+		return err
+	}
+	tail := `"}` + "\n"
+	if warning != nil {
+		w := jsonstr.Append(nil, []byte(warning.Error()))
+		tail = `","warning":"` + string(w) + tail
+	}
+	_, err := io.WriteString(v.w, tail)
+	return err
+}

@@ -1,0 +1,325 @@
+// Package config resolves retval's settings: each has a flag, an
+// environment variable and a config file key, with precedence
+// flag > environment > config file > default, and remembers where each
+// value came from.
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/retval/retval/pkg/retain"
+	"go.yaml.in/yaml/v3"
+)
+
+// Kind is how a setting's text is parsed.
+type Kind int
+
+const (
+	String Kind = iota
+	Size
+	Int
+	Duration
+	Bool
+)
+
+// Setting is one configurable value.
+type Setting struct {
+	Flag    string // flag name without dashes
+	Default string
+	Kind    Kind
+	Usage   string
+}
+
+// Env is the environment variable of s: RETVAL_ plus the flag in upper snake case.
+func (s Setting) Env() string {
+	return "RETVAL_" + strings.ToUpper(strings.ReplaceAll(s.Flag, "-", "_"))
+}
+
+// Key is the config file key of s: the flag in snake case.
+func (s Setting) Key() string { return strings.ReplaceAll(s.Flag, "-", "_") }
+
+// Settings lists every setting, in the order help and `config` show them.
+var Settings = []Setting{
+	{"runs-dir", "./runs", String, "directory holding the runs"},
+	{"run", "", String, "run id"},
+	{"json", "false", Bool, "machine-readable output"},
+	{"off", "false", Bool, "pass every input through verbatim and store nothing"},
+	{"policy", "legacy", String, "at capacity: legacy (preview, no reference) or bounded (exit 4)"},
+	{"compress", "none", String, "content storage: none, zstd or auto"},
+	{"threshold", "20KiB", Size, "retain results larger than this (0 retains everything)"},
+	{"preview-bytes", "1024", Size, "head + tail excerpt budget of a stub"},
+	{"peek-lines", "400", Int, "lines per peek"},
+	{"peek-bytes", "16KiB", Size, "output bytes per peek (kept below the threshold)"},
+	{"max-value-size", "16MiB", Size, "largest value retained (0 = no limit)"},
+	{"max-run-bytes", "64MiB", Size, "bytes per run, uncompressed (0 = no limit)"},
+	{"max-run-values", "1024", Int, "values per run (0 = no limit)"},
+	{"max-lookups", "8", Int, "lookups per step"},
+	{"max-lookup-bytes", "8KiB", Size, "raw bytes per lookup"},
+	{"max-step-bytes", "64KiB", Size, "bytes of all lookups of a step, after JSON escaping"},
+	{"max-expand-bytes", "16MiB", Size, "expanded content per expand"},
+	{"grace", "1h", Duration, "gc never touches what was active this recently"},
+}
+
+// Lookup returns the setting named by flag.
+func Lookup(flag string) (Setting, bool) {
+	for _, s := range Settings {
+		if s.Flag == flag {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// Source says where a value came from.
+type Source string
+
+const (
+	FromFlag    Source = "flag"
+	FromEnv     Source = "env"
+	FromFile    Source = "config"
+	FromDefault Source = "default"
+)
+
+// Value is a resolved setting.
+type Value struct {
+	Setting
+	Text   string
+	Source Source
+}
+
+// File holds the settings of a config file, by key, as text.
+type File map[string]string
+
+// LoadFile reads a TOML or YAML config file (chosen by extension; other
+// names are tried as TOML, then YAML). Unknown keys are errors: a typo in a
+// config file should not silently leave a limit at its default.
+func LoadFile(path string) (File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	raw := map[string]any{}
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".yaml", ".yml":
+		err = yamlDecode(b, &raw)
+	case ".toml":
+		_, err = toml.Decode(string(b), &raw)
+	default:
+		if _, err = toml.Decode(string(b), &raw); err != nil {
+			raw = map[string]any{}
+			err = yamlDecode(b, &raw)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %v", path, err)
+	}
+	f := File{}
+	for k, v := range raw {
+		s, ok := lookupKey(k)
+		if !ok {
+			return nil, fmt.Errorf("config %s: unknown setting %q", path, k)
+		}
+		switch v := v.(type) {
+		case string, bool, int, int64, uint64, float64:
+			f[s.Key()] = fmt.Sprint(v)
+		default:
+			return nil, fmt.Errorf("config %s: %s: want a number, string or boolean, not %T", path, k, v)
+		}
+	}
+	return f, nil
+}
+
+func yamlDecode(b []byte, v *map[string]any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(v); err != nil && err.Error() != "EOF" {
+		return err
+	}
+	return nil
+}
+
+func lookupKey(k string) (Setting, bool) {
+	for _, s := range Settings {
+		if s.Key() == k {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// Resolve picks the value of s: flag (when given), then environment, then
+// file, then default.
+func Resolve(s Setting, flag string, flagSet bool, file File) Value {
+	switch {
+	case flagSet:
+		return Value{s, flag, FromFlag}
+	}
+	if v, ok := os.LookupEnv(s.Env()); ok {
+		return Value{s, v, FromEnv}
+	}
+	if v, ok := file[s.Key()]; ok {
+		return Value{s, v, FromFile}
+	}
+	return Value{s, s.Default, FromDefault}
+}
+
+// ParseSize reads a byte count: plain bytes or a KiB, MiB or GiB suffix
+// (also K/KB/M/MB/G/GB, meaning the same binary units).
+func ParseSize(t string) (int64, error) {
+	s := strings.TrimSpace(t)
+	mult := int64(1)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if r, ok := strings.CutSuffix(s, u.suf); ok {
+			s, mult = strings.TrimSpace(r), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("invalid size %q: want bytes or a number with KiB, MiB or GiB", t)
+	}
+	return n * mult, nil
+}
+
+// ParseDuration reads a Go duration, or a number of days with a d suffix
+// ("30d"); "0" is zero.
+func ParseDuration(t string) (time.Duration, error) {
+	s := strings.TrimSpace(t)
+	if s == "0" {
+		return 0, nil
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(d, 64)
+		if err == nil && n >= 0 && n < 1e6 {
+			return time.Duration(n * 24 * float64(time.Hour)), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("invalid duration %q: want e.g. 90m, 12h or 30d", t)
+	}
+	return d, nil
+}
+
+// ParseBool reads true/false/1/0/yes/no.
+func ParseBool(t string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(t)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid boolean %q", t)
+}
+
+// Resolved is every setting after precedence.
+type Resolved struct {
+	Values  map[string]Value
+	Limits  retain.Limits
+	Policy  retain.Policy
+	RunsDir string
+	Run     string
+	JSON    bool
+	Off     bool
+	// Compress is none, zstd or auto.
+	Compress string
+}
+
+// Build parses every value and fills Resolved. Errors name the setting and
+// where its bad value came from.
+func Build(values map[string]Value) (*Resolved, error) {
+	r := &Resolved{Values: values}
+	var err error
+	bad := func(v Value, e error) error {
+		where := "--" + v.Flag
+		switch v.Source {
+		case FromEnv:
+			where = v.Env()
+		case FromFile:
+			where = "config key " + v.Key()
+		}
+		return fmt.Errorf("%s: %v", where, e)
+	}
+	size := func(name string, dst *int64) {
+		if err != nil {
+			return
+		}
+		v := values[name]
+		n, e := ParseSize(v.Text)
+		if e != nil {
+			err = bad(v, e)
+		}
+		*dst = n
+	}
+	num := func(name string, dst *int64) {
+		if err != nil {
+			return
+		}
+		v := values[name]
+		n, e := strconv.ParseInt(strings.TrimSpace(v.Text), 10, 64)
+		if e != nil || n < 0 {
+			err = bad(v, fmt.Errorf("invalid count %q: want a whole number ≥ 0", v.Text))
+		}
+		*dst = n
+	}
+	boolean := func(name string, dst *bool) {
+		if err != nil {
+			return
+		}
+		v := values[name]
+		b, e := ParseBool(v.Text)
+		if e != nil {
+			err = bad(v, e)
+		}
+		*dst = b
+	}
+	L := &r.Limits
+	size("threshold", &L.Threshold)
+	size("preview-bytes", &L.PreviewBytes)
+	num("peek-lines", &L.PeekLines)
+	size("peek-bytes", &L.PeekBytes)
+	size("max-value-size", &L.MaxValueSize)
+	size("max-run-bytes", &L.MaxRunBytes)
+	num("max-run-values", &L.MaxRunValues)
+	num("max-lookups", &L.MaxLookups)
+	size("max-lookup-bytes", &L.MaxLookupBytes)
+	size("max-step-bytes", &L.MaxStepBytes)
+	size("max-expand-bytes", &L.MaxExpandBytes)
+	boolean("json", &r.JSON)
+	boolean("off", &r.Off)
+	if err != nil {
+		return nil, err
+	}
+	if v := values["grace"]; true {
+		d, e := ParseDuration(v.Text)
+		if e != nil {
+			return nil, bad(v, e)
+		}
+		L.Grace = d
+	}
+	r.RunsDir = values["runs-dir"].Text
+	r.Run = values["run"].Text
+	switch v := values["policy"]; v.Text {
+	case "legacy", "bounded":
+		r.Policy = retain.Policy(v.Text)
+	default:
+		return nil, bad(v, fmt.Errorf("invalid policy %q: want legacy or bounded", v.Text))
+	}
+	switch v := values["compress"]; v.Text {
+	case "none", "zstd", "auto":
+		r.Compress = v.Text
+	default:
+		return nil, bad(v, fmt.Errorf("invalid compression %q: want none, zstd or auto", v.Text))
+	}
+	return r, nil
+}

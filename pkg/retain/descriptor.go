@@ -1,0 +1,57 @@
+package retain
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Compression names how a value's content file is stored.
+type Compression string
+
+const (
+	CompressNone Compression = "none"
+	CompressZstd Compression = "zstd-seekable"
+)
+
+// Descriptor is a value's metadata, kept as <id>.meta.json. It is written
+// last: its presence (with a matching content file) is what makes a value
+// exist. Unknown fields are ignored on read.
+type Descriptor struct {
+	ID           ID          `json:"id"`
+	CallID       string      `json:"call_id"`
+	Run          ID          `json:"run"`
+	Tool         string      `json:"tool,omitempty"`
+	Size         int64       `json:"size"`
+	Lines        int64       `json:"lines"`
+	SHA256       string      `json:"sha256"`
+	UTF8         bool        `json:"utf8"`
+	JSON         bool        `json:"json"`
+	Complete     bool        `json:"complete"`
+	OmittedBytes *int64      `json:"omitted_bytes,omitempty"`
+	ExitCode     *int        `json:"exit_code,omitempty"`
+	TimedOut     bool        `json:"timed_out"`
+	Created      time.Time   `json:"created"`
+	Compression  Compression `json:"compression"`
+	StoredBytes  int64       `json:"stored_bytes"`
+}
+
+// Meta is what a caller says about a result besides its bytes.
+type Meta struct {
+	Tool         string
+	Partial      bool   // the producer kept only a tail
+	OmittedBytes *int64 // bytes the producer discarded, when known
+	ExitCode     *int
+	TimedOut     bool
+}
+
+func (d *Descriptor) meta() Meta {
+	return Meta{Tool: d.Tool, Partial: !d.Complete, OmittedBytes: d.OmittedBytes, ExitCode: d.ExitCode, TimedOut: d.TimedOut}
+}
+
+func marshalDescriptor(d *Descriptor) ([]byte, error) {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

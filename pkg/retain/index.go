@@ -1,0 +1,191 @@
+package retain
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/zeebo/xxh3"
+)
+
+// The .lines file: a sparse line-offset index plus per-block digests, kept
+// for values larger than IndexMinSize. Everything is little-endian:
+//
+//	magic      [8]byte "RVLINES1"
+//	size       u64     the value's size
+//	sha256     [32]    the value's SHA-256 (binds index to value)
+//	stride     u32     lines per line entry (LineStride)
+//	blockSize  u32     bytes per digest block (BlockSize)
+//	nLines     u64     number of line entries
+//	nBlocks    u64     number of block digests
+//	lines      nLines × u64: offset of the first byte of line 1+i*stride
+//	blocks     nBlocks × u64: XXH3-64 of block i
+//	check      u64     XXH3-64 of everything above
+//
+// It is checked before use (check, size, digest, monotone offsets); one that
+// does not match is ignored, never trusted.
+const (
+	indexMagic   = "RVLINES1"
+	LineStride   = 512
+	BlockSize    = 64 << 10
+	IndexMinSize = 1 << 20 // values up to this are hashed whole instead
+	indexHeader  = 8 + 8 + 32 + 4 + 4 + 8 + 8
+)
+
+// Index is a value's parsed .lines file.
+type Index struct {
+	Size   int64
+	Stride int64
+	// Starts[i] is the byte offset where line 1+i*Stride begins.
+	Starts []int64
+	// Blocks[i] is the XXH3-64 of bytes [i*BlockSize, (i+1)*BlockSize).
+	Blocks []uint64
+}
+
+// indexBuilder accumulates an Index as the value streams past.
+type indexBuilder struct {
+	off      int64 // bytes seen
+	newlines int64 // newlines seen
+	starts   []int64
+	blocks   []uint64
+	h        *xxh3.Hasher
+	inBlock  int
+}
+
+func newIndexBuilder() *indexBuilder {
+	return &indexBuilder{starts: []int64{0}, h: xxh3.New()}
+}
+
+func (b *indexBuilder) Write(p []byte) {
+	// Line entries: an entry for every stride-th newline. Most chunks cross
+	// no boundary and cost one SIMD count; the others are walked.
+	c := int64(bytes.Count(p, nl))
+	if b.newlines%LineStride+c < LineStride {
+		b.newlines += c
+	} else {
+		for pos := 0; ; {
+			j := bytes.IndexByte(p[pos:], '\n')
+			if j < 0 {
+				break
+			}
+			pos += j + 1
+			if b.newlines++; b.newlines%LineStride == 0 {
+				b.starts = append(b.starts, b.off+int64(pos))
+			}
+		}
+	}
+	// Block digests.
+	for len(p) > 0 {
+		n := min(len(p), BlockSize-b.inBlock)
+		b.h.Write(p[:n])
+		b.inBlock += n
+		p = p[n:]
+		b.off += int64(n)
+		if b.inBlock == BlockSize {
+			b.blocks = append(b.blocks, b.h.Sum64())
+			b.h.Reset()
+			b.inBlock = 0
+		}
+	}
+}
+
+var nl = []byte{'\n'}
+
+// finish returns the encoded index for a value of the given digest.
+func (b *indexBuilder) finish(sha []byte) []byte {
+	if b.inBlock > 0 {
+		b.blocks = append(b.blocks, b.h.Sum64())
+	}
+	// An entry that points at the very end (the value ends in a newline on a
+	// stride boundary) names a line that does not exist; drop it.
+	if n := len(b.starts); n > 1 && b.starts[n-1] == b.off {
+		b.starts = b.starts[:n-1]
+	}
+	out := make([]byte, 0, indexHeader+8*(len(b.starts)+len(b.blocks))+8)
+	out = append(out, indexMagic...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(b.off))
+	out = append(out, sha...)
+	out = binary.LittleEndian.AppendUint32(out, LineStride)
+	out = binary.LittleEndian.AppendUint32(out, BlockSize)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(b.starts)))
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(b.blocks)))
+	for _, s := range b.starts {
+		out = binary.LittleEndian.AppendUint64(out, uint64(s))
+	}
+	for _, h := range b.blocks {
+		out = binary.LittleEndian.AppendUint64(out, h)
+	}
+	return binary.LittleEndian.AppendUint64(out, xxh3.Hash(out))
+}
+
+var errBadIndex = errors.New("line index does not match its value")
+
+// readIndex loads and checks the index of a value described by d.
+func readIndex(path string, d *Descriptor) (*Index, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 64<<20 || fi.Size() < indexHeader+8 {
+		return nil, errBadIndex
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, err
+	}
+	body, sum := b[:len(b)-8], binary.LittleEndian.Uint64(b[len(b)-8:])
+	if xxh3.Hash(body) != sum || string(body[:8]) != indexMagic {
+		return nil, errBadIndex
+	}
+	le := binary.LittleEndian
+	size := int64(le.Uint64(body[8:]))
+	sha := hex.EncodeToString(body[16:48])
+	stride := int64(le.Uint32(body[48:]))
+	bs := int64(le.Uint32(body[52:]))
+	nLines, nBlocks := le.Uint64(body[56:]), le.Uint64(body[64:])
+	if size != d.Size || sha != d.SHA256 || stride <= 0 || bs != BlockSize ||
+		nBlocks != uint64((size+BlockSize-1)/BlockSize) || nLines == 0 ||
+		uint64(len(body)) != indexHeader+8*(nLines+nBlocks) {
+		return nil, errBadIndex
+	}
+	ix := &Index{Size: size, Stride: stride, Starts: make([]int64, nLines), Blocks: make([]uint64, nBlocks)}
+	p := body[indexHeader:]
+	for i := range ix.Starts {
+		ix.Starts[i] = int64(le.Uint64(p))
+		p = p[8:]
+		if ix.Starts[i] < 0 || ix.Starts[i] > size || i > 0 && ix.Starts[i] <= ix.Starts[i-1] {
+			return nil, errBadIndex
+		}
+	}
+	if ix.Starts[0] != 0 {
+		return nil, errBadIndex
+	}
+	for i := range ix.Blocks {
+		ix.Blocks[i] = le.Uint64(p)
+		p = p[8:]
+	}
+	return ix, nil
+}
+
+// LineStart returns the nearest indexed line at or before line (1-based)
+// and the offset where it starts. Lines between must be found by scanning
+// forward from there.
+func (ix *Index) LineStart(line int64) (at, off int64) {
+	i := (line - 1) / ix.Stride
+	if i >= int64(len(ix.Starts)) {
+		i = int64(len(ix.Starts)) - 1
+	}
+	if i < 0 {
+		i = 0
+	}
+	return 1 + i*ix.Stride, ix.Starts[i]
+}

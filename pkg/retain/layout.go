@@ -1,0 +1,195 @@
+package retain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The on-disk names of SPEC §1. Every other package asks for paths here.
+const (
+	runSuffix     = ".values"
+	contentExt    = ".txt"
+	zstdExt       = ".txt.zst"
+	metaExt       = ".meta.json"
+	linesExt      = ".lines"
+	lockName      = ".lock"
+	activityName  = ".activity"
+	stepsDirName  = ".steps"
+	storeDirName  = ".retval"
+	tombstoneDir  = "tombstones"
+	tmpPrefix     = ".tmp-"
+	dirMode       = 0o700
+	fileMode      = 0o600
+	activityEvery = time.Hour
+)
+
+// Store is a runs-dir. The zero Now means time.Now.
+type Store struct {
+	Dir string
+	Now func() time.Time
+}
+
+// Open returns a Store for dir; nothing is created until something is written.
+func Open(dir string) *Store { return &Store{Dir: dir} }
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// RunDir is the directory of a run.
+func (s *Store) RunDir(run ID) string { return filepath.Join(s.Dir, string(run)+runSuffix) }
+
+// RunFromDirName returns the run id of a directory entry of the runs-dir, or
+// false when the entry is not a run directory.
+func RunFromDirName(name string) (ID, bool) {
+	r, ok := strings.CutSuffix(name, runSuffix)
+	if !ok || !IsClean(r) {
+		return "", false
+	}
+	return ID(r), true
+}
+
+// ContentName is the file name of a value's bytes.
+func ContentName(id ID, c Compression) string {
+	if c == CompressZstd {
+		return string(id) + zstdExt
+	}
+	return string(id) + contentExt
+}
+
+// MetaName is the file name of a value's descriptor.
+func MetaName(id ID) string { return string(id) + metaExt }
+
+// LinesName is the file name of a value's line and block index.
+func LinesName(id ID) string { return string(id) + linesExt }
+
+// LockName, ActivityName and StepsDir are the run directory's own entries.
+const (
+	LockName     = lockName
+	ActivityName = activityName
+	StepsDir     = stepsDirName
+	StoreDir     = storeDirName
+)
+
+// IsTemp reports whether a file name is a writer's temporary file.
+func IsTemp(name string) bool { return strings.HasPrefix(name, tmpPrefix) }
+
+// ValueOf tells which value a run directory entry belongs to, if any:
+// content, descriptor or index of id.
+func ValueOf(name string) (ID, bool) {
+	for _, ext := range []string{metaExt, zstdExt, contentExt, linesExt} {
+		if r, ok := strings.CutSuffix(name, ext); ok && IsClean(r) {
+			return ID(r), true
+		}
+	}
+	return "", false
+}
+
+// Tombstone is what gc leaves of a collected run.
+type Tombstone struct {
+	Run       ID        `json:"run"`
+	Collected time.Time `json:"collected"`
+	Values    int       `json:"values"`
+	Bytes     int64     `json:"bytes"`
+}
+
+func (s *Store) tombstonePath(run ID) string {
+	return filepath.Join(s.Dir, storeDirName, tombstoneDir, string(run)+".json")
+}
+
+// TombstoneDir is where tombstones live.
+func (s *Store) TombstoneDir() string { return filepath.Join(s.Dir, storeDirName, tombstoneDir) }
+
+// WriteTombstone records that run was collected.
+func (s *Store) WriteTombstone(t Tombstone) error {
+	if err := os.MkdirAll(s.TombstoneDir(), dirMode); err != nil {
+		return err
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(s.tombstonePath(t.Run), append(b, '\n'), fileMode)
+}
+
+// ReadTombstone returns the tombstone of run, if gc left one.
+func (s *Store) ReadTombstone(run ID) (*Tombstone, bool) {
+	b, err := os.ReadFile(s.tombstonePath(run))
+	if err != nil {
+		return nil, false
+	}
+	var t Tombstone
+	if json.Unmarshal(b, &t) != nil {
+		return nil, false
+	}
+	return &t, true
+}
+
+// RemoveTombstone forgets a tombstone (a new run of that name was written).
+func (s *Store) RemoveTombstone(run ID) { os.Remove(s.tombstonePath(run)) }
+
+// checkRunDir refuses a run directory that is not a plain directory owned
+// by us: a symlink is never followed, and another user's directory is never
+// written into or trusted.
+func checkRunDir(path string, fi fs.FileInfo) error {
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return Errorf(CodeCorrupt, "%s is not a directory (symlinks are never followed)", path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return Errorf(CodeCorrupt, "%s belongs to uid %d, not to us (uid %d): refusing it", path, st.Uid, os.Geteuid())
+	}
+	return nil
+}
+
+// lookupRun checks that run exists, returning its directory, or the
+// not-found or collected error a reader should see.
+func (s *Store) lookupRun(run ID) (string, error) {
+	dir := s.RunDir(run)
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", s.missingRun(run)
+	}
+	if err != nil {
+		return "", err
+	}
+	return dir, checkRunDir(dir, fi)
+}
+
+// Touch records read activity on run, at most once per hour, so gc sees a
+// run in use as not idle. Failures are ignored: a read-only store still reads.
+func (s *Store) Touch(run ID) {
+	p := filepath.Join(s.RunDir(run), activityName)
+	now := s.now()
+	if fi, err := os.Lstat(p); err == nil && now.Sub(fi.ModTime()) < activityEvery && fi.ModTime().Before(now.Add(time.Minute)) {
+		return
+	}
+	s.touchNow(p, now)
+}
+
+func (s *Store) touchNow(p string, now time.Time) {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, fileMode)
+	if err != nil {
+		return
+	}
+	f.Close()
+	os.Chtimes(p, now, now)
+}
+
+// missingRun is the error for a run that is not there: collected, when gc
+// left a tombstone, or unknown.
+func (s *Store) missingRun(run ID) error {
+	if t, ok := s.ReadTombstone(run); ok {
+		return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", run, t.Collected.UTC().Format(time.RFC3339))}
+	}
+	return &Error{Code: CodeUnknownReference, Err: fmt.Errorf("no run %q in %s", run, s.Dir)}
+}

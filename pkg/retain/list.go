@@ -1,0 +1,102 @@
+package retain
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// DefaultPageSize is the catalogue's page size when none is given.
+const DefaultPageSize = 20
+
+// Values returns the descriptors of run's committed values, oldest first
+// (by creation time, then id). A descriptor whose content file is missing
+// or of the wrong size is not a value and is left out (verify reports it).
+func (s *Store) Values(run string) ([]Descriptor, error) {
+	rid, err := Sanitize(run)
+	if err != nil {
+		return nil, Errorf(CodeUsage, "run id: %v", err)
+	}
+	dir, err := s.lookupRun(rid)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Descriptor
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), metaExt)
+		if !ok || !IsClean(id) {
+			continue
+		}
+		d, err := readDescriptor(filepath.Join(dir, e.Name()))
+		if err != nil || string(d.ID) != id {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(dir, ContentName(d.ID, d.Compression)))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != d.StoredBytes {
+			continue
+		}
+		out = append(out, *d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// Page is one page of a run's catalogue: what `retval catalogue --json`
+// prints and what {"$list_results": N} returns.
+type Page struct {
+	Run    ID           `json:"run"`
+	Page   int          `json:"page"`
+	Total  int          `json:"total"`
+	Next   *int         `json:"next"`
+	Values []Descriptor `json:"values"`
+}
+
+// CataloguePage returns page (from 0) of run's values, size per page
+// (DefaultPageSize when size ≤ 0). A page past the end is empty, with a
+// nil Next.
+func (s *Store) CataloguePage(run string, page, size int) (*Page, error) {
+	if page < 0 {
+		return nil, Errorf(CodeUsage, "page %d: pages count from 0", page)
+	}
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	vals, err := s.Values(run)
+	if err != nil {
+		return nil, err
+	}
+	rid, _ := Sanitize(run)
+	p := &Page{Run: rid, Page: page, Total: len(vals), Values: []Descriptor{}}
+	start := min(page*size, len(vals))
+	end := min(start+size, len(vals))
+	p.Values = append(p.Values, vals[start:end]...)
+	if end < len(vals) {
+		n := page + 1
+		p.Next = &n
+	}
+	return p, nil
+}
+
+// MarshalPage renders a page as the canonical JSON bytes (one line), so the
+// catalogue command and $list_results answer byte for byte the same.
+func MarshalPage(p *Page) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,244 @@
+package retain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Value is an open retained value. Every byte it returns has been checked:
+// a small value against its SHA-256 (it is read whole once), a large one
+// block by block against the XXH3-64 digests kept with its line index. A
+// mismatch is ErrCorrupt, never wrong bytes. A Value is not safe for
+// concurrent use.
+type Value struct {
+	Desc  Descriptor
+	Run   ID
+	f     *os.File
+	index *Index // nil for a small value or an index that did not check out
+
+	whole []byte // a small value, verified
+	// A large value whose index is unusable is verified whole by streaming
+	// once; after that its blocks are trusted as read.
+	wholeChecked bool
+
+	block    []byte // the last verified block
+	blockNum int64
+}
+
+// OpenValue opens value id (a value id, or the call id it was made from) of
+// run for reading. It fails with ErrNotFound, ErrCollected or ErrCorrupt.
+// Opening records read activity on the run (at most once an hour).
+func (s *Store) OpenValue(run, id string) (*Value, error) {
+	return s.openValue(run, id, true)
+}
+
+func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
+	rid, err := Sanitize(run)
+	if err != nil {
+		return nil, Errorf(CodeUsage, "run id: %v", err)
+	}
+	vid, err := Sanitize(id)
+	if err != nil {
+		return nil, Errorf(CodeUsage, "value id: %v", err)
+	}
+	dir, err := s.lookupRun(rid)
+	if err != nil {
+		return nil, err
+	}
+	d, err := readDescriptor(filepath.Join(dir, MetaName(vid)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &Error{Code: CodeUnknownReference, Err: fmt.Errorf("no value %q in run %q (list them with: retval catalogue --run %s)", id, rid, rid)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.ID != vid {
+		return nil, Errorf(CodeCorrupt, "descriptor of %q names value %q", vid, d.ID)
+	}
+	v, err := openContent(dir, d)
+	if err != nil {
+		return nil, err
+	}
+	v.Run = rid
+	if touch {
+		s.Touch(rid)
+	}
+	return v, nil
+}
+
+func openContent(dir string, d *Descriptor) (*Value, error) {
+	if d.Compression != CompressNone {
+		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
+	}
+	p := filepath.Join(dir, ContentName(d.ID, d.Compression))
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, Errorf(CodeCorrupt, "value %q: %s is a symlink; refusing to follow it", d.ID, p)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, Errorf(CodeCorrupt, "value %q: content file %s is missing (run retval verify)", d.ID, p)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() != d.StoredBytes {
+		f.Close()
+		return nil, Errorf(CodeCorrupt, "value %q: content file holds %d bytes, descriptor says %d (run retval verify)", d.ID, fi.Size(), d.StoredBytes)
+	}
+	v := &Value{Desc: *d, f: f, blockNum: -1}
+	if d.Size > IndexMinSize {
+		if ix, err := readIndex(filepath.Join(dir, LinesName(d.ID)), d); err == nil {
+			v.index = ix
+		}
+	}
+	return v, nil
+}
+
+// Close releases the value's file.
+func (v *Value) Close() error { return v.f.Close() }
+
+// Size is the value's size in bytes.
+func (v *Value) Size() int64 { return v.Desc.Size }
+
+// Index returns the value's line index, or nil when it has none (small
+// values, or an index that did not match and is ignored).
+func (v *Value) Index() *Index { return v.index }
+
+func (v *Value) corrupt(format string, args ...any) error {
+	return Errorf(CodeCorrupt, "value %q of run %q is corrupt: %s (run retval verify)", v.Desc.ID, v.Run, fmt.Sprintf(format, args...))
+}
+
+// loadWhole reads a small value and checks its SHA-256.
+func (v *Value) loadWhole() error {
+	b := make([]byte, v.Desc.Size)
+	if _, err := io.ReadFull(io.NewSectionReader(v.f, 0, v.Desc.Size), b); err != nil {
+		return v.corrupt("%v", err)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != v.Desc.SHA256 {
+		return v.corrupt("sha256 does not match")
+	}
+	v.whole = b
+	return nil
+}
+
+// checkWhole verifies a large value without a usable index by hashing it.
+func (v *Value) checkWhole() error {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(v.f, 0, v.Desc.Size)); err != nil {
+		return v.corrupt("%v", err)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != v.Desc.SHA256 {
+		return v.corrupt("sha256 does not match")
+	}
+	v.wholeChecked = true
+	return nil
+}
+
+// readBlock returns verified block i of a large value.
+func (v *Value) readBlock(i int64) ([]byte, error) {
+	if i == v.blockNum {
+		return v.block, nil
+	}
+	off := i * BlockSize
+	n := min(BlockSize, v.Desc.Size-off)
+	if cap(v.block) < BlockSize {
+		v.block = make([]byte, BlockSize)
+	}
+	b := v.block[:n]
+	v.blockNum = -1
+	if _, err := v.f.ReadAt(b, off); err != nil && !(err == io.EOF && len(b) == int(n)) {
+		return nil, v.corrupt("reading block %d: %v", i, err)
+	}
+	if v.index != nil && xxh3.Hash(b) != v.index.Blocks[i] {
+		return nil, v.corrupt("block %d (bytes %d-%d) does not match its digest", i, off, off+n)
+	}
+	v.block, v.blockNum = b, i
+	return b, nil
+}
+
+// ReadAt reads verified bytes at off, as io.ReaderAt.
+func (v *Value) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	if off >= v.Desc.Size {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	if v.Desc.Size <= IndexMinSize {
+		if v.whole == nil {
+			if err := v.loadWhole(); err != nil {
+				return 0, err
+			}
+		}
+		n := copy(p, v.whole[off:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
+	if v.index == nil && !v.wholeChecked {
+		if err := v.checkWhole(); err != nil {
+			return 0, err
+		}
+	}
+	n := 0
+	for n < len(p) && off < v.Desc.Size {
+		b, err := v.readBlock(off / BlockSize)
+		if err != nil {
+			return n, err
+		}
+		k := copy(p[n:], b[off%BlockSize:])
+		n += k
+		off += int64(k)
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Section returns a reader of the verified bytes [off, end).
+func (v *Value) Section(off, end int64) io.Reader {
+	return io.NewSectionReader(v, off, end-off)
+}
+
+// Bytes returns the verified bytes [off, end). The caller bounds the size.
+func (v *Value) Bytes(off, end int64) ([]byte, error) {
+	if off < 0 || end < off || end > v.Desc.Size {
+		return nil, Errorf(CodeInvalidRange, "bytes %d-%d outside value of %d bytes", off, end, v.Desc.Size)
+	}
+	b := make([]byte, end-off)
+	if _, err := v.ReadAt(b, off); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Descriptor returns the descriptor of value id of run without opening its
+// content.
+func (s *Store) Descriptor(run, id string) (*Descriptor, error) {
+	v, err := s.OpenValue(run, id)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	d := v.Desc
+	return &d, nil
+}

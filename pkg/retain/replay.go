@@ -1,0 +1,90 @@
+package retain
+
+import (
+	"bytes"
+	"io"
+)
+
+// StubSettings are the settings a stub depends on besides the value.
+type StubSettings struct {
+	PreviewBytes int64
+	PeekLines    int64
+	Policy       Policy
+}
+
+// Settings returns the stub settings of l under policy p.
+func (l Limits) StubSettings(p Policy) StubSettings {
+	return StubSettings{PreviewBytes: l.PreviewBytes, PeekLines: l.PeekLines, Policy: p}
+}
+
+// Stub renders the stub of a stored value, byte-identical to the one
+// retain printed under the same settings.
+func (v *Value) Stub(st StubSettings) (string, error) {
+	keep := min(max(st.PreviewBytes, 0), v.Desc.Size)
+	head, err := v.Bytes(0, keep)
+	if err != nil {
+		return "", err
+	}
+	tail, err := v.Bytes(v.Desc.Size-keep, v.Desc.Size)
+	if err != nil {
+		return "", err
+	}
+	d := &v.Desc
+	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
+		Head: head, Tail: tail, PreviewBytes: st.PreviewBytes, PeekLines: st.PeekLines,
+		HeaderOnly: st.Policy == PolicyBounded}), nil
+}
+
+// Replay rebuilds what the model saw for a call: when the value of call
+// exists in run and holds exactly the bytes of in, it returns its stub;
+// otherwise it copies in to out unchanged and returns "". It never writes
+// to the store, and it never holds more than a chunk of in in memory: the
+// input is compared with the stored bytes as it streams.
+func (s *Store) Replay(in io.Reader, out io.Writer, run, call string, st StubSettings) (string, error) {
+	v, err := s.openValue(run, call, false)
+	if err != nil {
+		_, cerr := io.Copy(out, in)
+		return "", cerr
+	}
+	defer v.Close()
+	buf := make([]byte, chunkSize)
+	mine := make([]byte, chunkSize)
+	var off int64
+	for {
+		n, rerr := io.ReadFull(in, buf)
+		if n > 0 {
+			same := off+int64(n) <= v.Desc.Size
+			if same {
+				if _, err := v.ReadAt(mine[:n], off); err != nil && err != io.EOF {
+					same = false
+				} else {
+					same = bytes.Equal(buf[:n], mine[:n])
+				}
+			}
+			if !same {
+				// Not this value: print what was read (the earlier part,
+				// equal to the value, is read back from it), then the rest.
+				if _, err := io.Copy(out, io.NewSectionReader(v, 0, off)); err != nil {
+					return "", err
+				}
+				if _, err := out.Write(buf[:n]); err != nil {
+					return "", err
+				}
+				_, err := io.Copy(out, in)
+				return "", err
+			}
+			off += int64(n)
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return "", rerr
+		}
+	}
+	if off != v.Desc.Size {
+		_, err := io.Copy(out, io.NewSectionReader(v, 0, off))
+		return "", err
+	}
+	return v.Stub(st)
+}

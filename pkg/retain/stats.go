@@ -1,0 +1,141 @@
+package retain
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"unicode/utf8"
+
+	"github.com/retval/retval/internal/jsonvalid"
+)
+
+// stats is what retain learns of a value as it streams past: everything the
+// descriptor and the stub need, in memory bounded by the preview budget.
+type stats struct {
+	size     int64
+	newlines int64
+	last     byte
+	sha      hash.Hash
+	utf8     bool
+	carry    []byte // an incomplete UTF-8 sequence at the end of the last chunk
+	json     jsonvalid.Validator
+	keep     int    // bytes of head and tail to keep
+	head     []byte // first keep bytes
+	tail     []byte // ring of the last keep bytes
+	tailPos  int
+	index    *indexBuilder // nil when no index is built
+}
+
+func newStats(keep int64, index bool) *stats {
+	s := &stats{sha: sha256.New(), utf8: true, keep: int(max(keep, 0))}
+	s.tail = make([]byte, 0, s.keep)
+	if index {
+		s.index = newIndexBuilder()
+	}
+	return s
+}
+
+// add accounts for p, except for the SHA-256, which the caller feeds
+// (possibly on another goroutine) through s.sha.
+func (s *stats) add(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	s.size += int64(len(p))
+	s.newlines += int64(bytes.Count(p, nl))
+	s.last = p[len(p)-1]
+	if s.utf8 {
+		s.checkUTF8(p)
+	}
+	if !s.json.Failed() {
+		s.json.Write(p)
+	}
+	if n := s.keep - len(s.head); n > 0 {
+		s.head = append(s.head, p[:min(n, len(p))]...)
+	}
+	s.addTail(p)
+	if s.index != nil {
+		s.index.Write(p)
+	}
+}
+
+func (s *stats) checkUTF8(p []byte) {
+	if len(s.carry) > 0 {
+		// Complete the sequence split by the last chunk boundary.
+		buf := append(append([]byte(nil), s.carry...), p[:min(len(p), utf8.UTFMax)]...)
+		if !utf8.FullRune(buf) { // p was too short to complete it
+			s.carry = buf
+			return
+		}
+		r, size := utf8.DecodeRune(buf)
+		if r == utf8.RuneError && size == 1 {
+			s.utf8 = false
+			return
+		}
+		p = p[size-len(s.carry):]
+		s.carry = nil
+	}
+	// Hold back an incomplete sequence at the end.
+	cut := len(p)
+	for k := len(p) - 1; k >= 0 && k >= len(p)-utf8.UTFMax; k-- {
+		if !isCont(p[k]) {
+			if !utf8.FullRune(p[k:]) {
+				cut = k
+			}
+			break
+		}
+	}
+	if !utf8.Valid(p[:cut]) {
+		s.utf8 = false
+		return
+	}
+	s.carry = append([]byte(nil), p[cut:]...)
+}
+
+func (s *stats) addTail(p []byte) {
+	if s.keep == 0 {
+		return
+	}
+	if len(p) >= s.keep {
+		s.tail = append(s.tail[:0], p[len(p)-s.keep:]...)
+		s.tailPos = 0
+		return
+	}
+	for len(p) > 0 {
+		if len(s.tail) < s.keep {
+			n := min(len(p), s.keep-len(s.tail))
+			s.tail = append(s.tail, p[:n]...)
+			p = p[n:]
+			continue
+		}
+		n := copy(s.tail[s.tailPos:], p)
+		s.tailPos = (s.tailPos + n) % s.keep
+		p = p[n:]
+	}
+}
+
+// tailBytes returns the last min(keep, size) bytes in order.
+func (s *stats) tailBytes() []byte {
+	out := make([]byte, 0, len(s.tail))
+	out = append(out, s.tail[s.tailPos:]...)
+	return append(out, s.tail[:s.tailPos]...)
+}
+
+func (s *stats) lines() int64 {
+	if s.size > 0 && s.last != '\n' {
+		return s.newlines + 1
+	}
+	return s.newlines
+}
+
+func (s *stats) validUTF8() bool { return s.utf8 && len(s.carry) == 0 }
+
+// descriptor fills the fields the bytes decide.
+func (s *stats) descriptor(d *Descriptor) {
+	d.Size = s.size
+	d.Lines = s.lines()
+	d.SHA256 = hex.EncodeToString(s.sha.Sum(nil))
+	d.UTF8 = s.validUTF8()
+	d.JSON = d.UTF8 && s.json.Valid()
+}

@@ -1,0 +1,186 @@
+package retain
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// StubInput is everything a stub depends on. A stub is a pure function of
+// it, so retain and replay print byte-identical stubs on every machine.
+type StubInput struct {
+	ID     ID
+	Size   int64
+	Lines  int64
+	SHA256 string
+	Meta   Meta
+	// Head is the value's first min(PreviewBytes, Size) bytes; Tail its last
+	// min(PreviewBytes, Size) bytes.
+	Head, Tail   []byte
+	PreviewBytes int64
+	PeekLines    int64
+	// NotRetained, when set, is why the value was not kept: the header says
+	// so and there is no read-more line, because there is nothing to read.
+	NotRetained string
+	// HeaderOnly prints the header line alone (the bounded policy).
+	HeaderOnly bool
+}
+
+// Completeness renders the completeness part of a stub's header.
+func Completeness(size int64, m Meta) string {
+	var b strings.Builder
+	if m.Partial {
+		fmt.Fprintf(&b, "partial: upstream kept the last %d bytes", size)
+		if m.OmittedBytes != nil {
+			fmt.Fprintf(&b, ", %d bytes discarded", *m.OmittedBytes)
+		}
+	} else {
+		b.WriteString("complete")
+	}
+	if m.ExitCode != nil {
+		fmt.Fprintf(&b, ", exit %d", *m.ExitCode)
+	}
+	if m.TimedOut {
+		b.WriteString(", timed out")
+	}
+	return b.String()
+}
+
+// RenderStub renders the stub of SPEC §3.
+func RenderStub(in StubInput) string {
+	var b strings.Builder
+	if in.NotRetained != "" {
+		fmt.Fprintf(&b, "[not retained: %s]", in.NotRetained)
+	} else {
+		fmt.Fprintf(&b, "[retained #%s]", in.ID)
+	}
+	fmt.Fprintf(&b, " %d bytes, %d lines, sha256:%s, %s\n", in.Size, in.Lines, in.SHA256, Completeness(in.Size, in.Meta))
+	if in.HeaderOnly || in.Size == 0 {
+		return b.String()
+	}
+
+	head, tail, hidden := excerpts(in)
+	firstUnshown := int64(1)
+	if len(head) > 0 {
+		firstUnshown = int64(bytes.Count(head, nl)) + 1
+		if head[len(head)-1] != '\n' {
+			firstUnshown-- // the line the head cut is not fully shown
+		}
+	}
+	writeExcerpt(&b, head)
+	if hidden > 0 {
+		headLast := int64(bytes.Count(head, nl))
+		if len(head) > 0 && head[len(head)-1] != '\n' {
+			headLast++
+		}
+		totalNL := in.Lines
+		if in.Tail[len(in.Tail)-1] != '\n' {
+			totalNL--
+		}
+		tailStart := totalNL - int64(bytes.Count(tail, nl)) + 1
+		if len(tail) == 0 {
+			tailStart = in.Lines + 1
+		}
+		fmt.Fprintf(&b, "[… %d lines, %d bytes not shown …]\n", max(0, tailStart-headLast-1), hidden)
+		writeExcerpt(&b, tail)
+	} else {
+		firstUnshown = 1
+	}
+	if in.NotRetained == "" {
+		last := in.Lines
+		if in.PeekLines > 0 {
+			last = min(in.Lines, firstUnshown+in.PeekLines-1)
+		}
+		fmt.Fprintf(&b, "[read more: peek %s --lines %d-%d | --query TEXT]\n", in.ID, firstUnshown, last)
+	}
+	return b.String()
+}
+
+// excerpts picks the head and tail excerpts and the number of bytes between
+// them. Half the budget goes to the head; what the head leaves unused goes
+// to the tail.
+func excerpts(in StubInput) (head, tail []byte, hidden int64) {
+	p := in.PreviewBytes
+	if p < 0 {
+		p = 0
+	}
+	if in.Size <= p {
+		return in.Head[:in.Size], nil, 0
+	}
+	head = cutHead(in.Head[:min(int64(len(in.Head)), p/2)])
+	t := p - int64(len(head))
+	tail = cutTail(in.Tail[int64(len(in.Tail))-t:])
+	return head, tail, in.Size - int64(len(head)) - int64(len(tail))
+}
+
+// cutHead ends w after its last newline, or, when w holds no newline, at the
+// last UTF-8 boundary.
+func cutHead(w []byte) []byte {
+	if i := bytes.LastIndexByte(w, '\n'); i >= 0 {
+		return w[:i+1]
+	}
+	return w[:runeStartBefore(w, len(w))]
+}
+
+// cutTail starts w after its first newline when that leaves something, or
+// else at its first UTF-8 boundary.
+func cutTail(w []byte) []byte {
+	if i := bytes.IndexByte(w, '\n'); i >= 0 && i < len(w)-1 {
+		return w[i+1:]
+	}
+	i := 0
+	for i < len(w) && i < utf8.UTFMax-1 && isCont(w[i]) {
+		i++
+	}
+	return w[i:]
+}
+
+func isCont(c byte) bool { return c&0xC0 == 0x80 }
+
+// runeStartBefore returns the largest cut ≤ n that does not split a valid
+// UTF-8 sequence of w[:len(w)].
+func runeStartBefore(w []byte, n int) int {
+	if n >= len(w) {
+		n = len(w)
+	}
+	// Back off over at most UTFMax-1 bytes to the start of the last rune.
+	for k := n - 1; k >= 0 && k >= n-utf8.UTFMax; k-- {
+		if isCont(w[k]) {
+			continue
+		}
+		if r, size := utf8.DecodeRune(w[k:]); r != utf8.RuneError || size > 1 {
+			if k+size > n {
+				return k // the rune at k would be split: cut before it
+			}
+		}
+		return n
+	}
+	return n
+}
+
+// writeExcerpt writes an excerpt with invalid UTF-8 shown as \xNN, so a
+// stub is always valid UTF-8, and ends it with a newline.
+func writeExcerpt(b *strings.Builder, p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	for len(p) > 0 {
+		if utf8.Valid(p) {
+			b.Write(p)
+			break
+		}
+		r, size := utf8.DecodeRune(p)
+		if r == utf8.RuneError && size <= 1 {
+			b.WriteString(`\x`)
+			b.WriteString(strconv.FormatUint(uint64(p[0])|0x100, 16)[1:])
+		} else {
+			b.Write(p[:size])
+		}
+		p = p[size:]
+	}
+	if s := b.String(); s[len(s)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+}

@@ -1,0 +1,453 @@
+package retain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/retval/retval/internal/flock"
+)
+
+// RetainOptions says where a result goes and under which limits.
+type RetainOptions struct {
+	Run    string // run id, sanitized
+	Call   string // call id, sanitized into the value id
+	Meta   Meta
+	Limits Limits
+	Policy Policy
+}
+
+// Result is what Retain did.
+type Result struct {
+	// Retained is true when the value is (now or already) in the store.
+	Retained bool
+	// Verbatim is true when the input itself went to out: it was within the
+	// threshold, or the store could not take it (see Warning).
+	Verbatim bool
+	// Stub is what the model should see instead of the input; empty when
+	// Verbatim.
+	Stub string
+	// NotRetained is the capacity reason under the legacy policy.
+	NotRetained string
+	// Descriptor describes the input. For a value not stored, only the fields
+	// decided by its bytes are set (nil when the input went out verbatim).
+	Descriptor *Descriptor
+	// Warning is the write failure that made retain fall back to Verbatim.
+	Warning error
+}
+
+const (
+	chunkSize = 1 << 20
+	nBufs     = 4
+	prefixMax = 4 << 20 // bytes held in memory before deciding to spill
+)
+
+// Retain reads a tool result from in. A result within the threshold is
+// copied to out unchanged and nothing is stored. A larger one is stored and
+// the Result carries the stub to show instead. If the store cannot take it,
+// the input still reaches out unchanged (Verbatim, with a Warning) and no
+// file is left behind; a stub never points at nothing.
+//
+// Errors: usage (bad ids), conflict (the call id holds different bytes),
+// capacity (bounded policy), or a failure to read in or write out.
+func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, error) {
+	run, err := Sanitize(o.Run)
+	if err != nil {
+		return nil, Errorf(CodeUsage, "run id: %v", err)
+	}
+	id, err := Sanitize(o.Call)
+	if err != nil {
+		return nil, Errorf(CodeUsage, "call id: %v", err)
+	}
+	L := o.Limits
+
+	// Read up to the threshold first: most results are small and are
+	// passed through without touching the disk.
+	var prefix []byte
+	if L.Threshold > 0 {
+		prefix = make([]byte, min(L.Threshold+1, prefixMax))
+		n, err := io.ReadFull(in, prefix)
+		prefix = prefix[:n]
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			if int64(n) <= L.Threshold {
+				_, err := out.Write(prefix)
+				return &Result{Verbatim: true}, err
+			}
+		case err != nil:
+			return nil, fmt.Errorf("reading input: %w", err)
+		}
+	}
+
+	w := &writer{store: s, runID: run, id: id, opts: o, out: out}
+	return w.do(prefix, in)
+}
+
+// writer carries one retain through its stages.
+type writer struct {
+	store *Store
+	runID ID
+	id    ID
+	opts  RetainOptions
+	out   io.Writer
+
+	dir     string
+	lock    *os.File // the run's .lock, held shared
+	tmp     *os.File // content being written
+	written int64    // bytes of tmp known written
+	st      *stats
+	tooBig  bool // the value passed max-value-size: no longer written
+}
+
+func (w *writer) close() {
+	if w.tmp != nil {
+		w.tmp.Close()
+		os.Remove(w.tmp.Name())
+		w.tmp = nil
+	}
+	if w.lock != nil {
+		w.lock.Close()
+		w.lock = nil
+	}
+}
+
+func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
+	defer w.close()
+	L := w.opts.Limits
+	w.st = newStats(L.PreviewBytes, true)
+
+	if err := w.open(); err != nil {
+		return w.fallback(prefix, in, err)
+	}
+
+	// Stream: the SHA-256 runs on its own goroutine, overlapping the write
+	// and the other statistics of the same chunk.
+	shaIn := make(chan []byte, nBufs)
+	shaDone := make(chan struct{}, nBufs)
+	go func() {
+		for b := range shaIn {
+			w.st.sha.Write(b)
+			shaDone <- struct{}{}
+		}
+		close(shaDone)
+	}()
+	inflight := 0
+	finishSHA := func() {
+		close(shaIn)
+		for range shaDone {
+		}
+	}
+	bufs := make([][]byte, nBufs)
+	feed := func(p []byte) error {
+		if len(p) == 0 {
+			return nil
+		}
+		shaIn <- p
+		inflight++
+		w.st.add(p)
+		if w.tooBig {
+			return nil
+		}
+		if L.MaxValueSize > 0 && w.st.size > L.MaxValueSize && w.st.size > L.Threshold {
+			w.tooBig = true
+			w.st.index = nil
+			w.tmp.Close()
+			os.Remove(w.tmp.Name())
+			w.tmp = nil
+			return nil
+		}
+		n, err := w.tmp.Write(p)
+		w.written += int64(n)
+		return err
+	}
+	var rest []byte // bytes consumed but not yet written when a write failed
+	var werr error
+	for off := 0; off < len(prefix) && werr == nil; off += chunkSize {
+		// The prefix is never reused, so it can go to the hasher as is.
+		p := prefix[off:min(off+chunkSize, len(prefix))]
+		if werr = feed(p); werr != nil {
+			rest = p[w.written-int64(off):]
+		}
+	}
+	for i := 0; werr == nil; i++ {
+		if inflight >= nBufs {
+			<-shaDone
+			inflight--
+		}
+		b := bufs[i%nBufs]
+		if b == nil {
+			b = make([]byte, chunkSize)
+			bufs[i%nBufs] = b
+		}
+		n, rerr := io.ReadFull(in, b)
+		base := w.written
+		if werr = feed(b[:n]); werr != nil {
+			rest = b[w.written-base : n]
+			break
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			finishSHA()
+			return nil, fmt.Errorf("reading input: %w", rerr)
+		}
+	}
+	finishSHA()
+	if werr != nil {
+		return w.fallbackAfterWrite(rest, in, werr)
+	}
+	if L.Threshold > 0 && w.st.size <= L.Threshold {
+		// Spilled to disk while undecided, and small after all.
+		return w.fallbackAfterWrite(nil, in, nil)
+	}
+
+	d := &Descriptor{ID: w.id, CallID: w.opts.Call, Run: w.runID, Tool: w.opts.Meta.Tool,
+		Complete: !w.opts.Meta.Partial, OmittedBytes: w.opts.Meta.OmittedBytes,
+		ExitCode: w.opts.Meta.ExitCode, TimedOut: w.opts.Meta.TimedOut,
+		Compression: CompressNone}
+	w.st.descriptor(d)
+	if w.tooBig {
+		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, L.MaxValueSize))
+	}
+	return w.commit(d, in)
+}
+
+// open creates the run directory if needed, takes its lock shared and
+// creates the temporary content file.
+func (w *writer) open() error {
+	l, err := w.store.lockRun(w.runID, true)
+	if err != nil {
+		return err
+	}
+	w.dir, w.lock = l.Dir, l.f
+	tmp, err := createTemp(w.dir, string(w.id)+"-")
+	if err != nil {
+		return err
+	}
+	w.tmp = tmp
+	return nil
+}
+
+// fallback prints the input unchanged when nothing could be written.
+func (w *writer) fallback(prefix []byte, in io.Reader, cause error) (*Result, error) {
+	if _, err := w.out.Write(prefix); err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(w.out, in); err != nil {
+		return nil, err
+	}
+	return &Result{Verbatim: true, Warning: storeWarning(cause)}, nil
+}
+
+// fallbackAfterWrite prints the input unchanged after some of it went to
+// the temporary file: that part is read back, then rest, then the
+// remaining input. cause is nil when the value simply was small.
+func (w *writer) fallbackAfterWrite(rest []byte, in io.Reader, cause error) (*Result, error) {
+	if w.tmp == nil {
+		return nil, fmt.Errorf("retain: lost the bytes already consumed") // cannot happen: tooBig values are not read back
+	}
+	if _, err := io.Copy(w.out, io.NewSectionReader(w.tmp, 0, w.written)); err != nil {
+		return nil, err
+	}
+	if _, err := w.out.Write(rest); err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(w.out, in); err != nil {
+		return nil, err
+	}
+	r := &Result{Verbatim: true}
+	if cause != nil {
+		r.Warning = storeWarning(cause)
+	}
+	return r, nil
+}
+
+func storeWarning(err error) error {
+	return fmt.Errorf("could not retain, printed the output in full instead: %w", err)
+}
+
+// atCapacity handles a value the run cannot take.
+func (w *writer) atCapacity(d *Descriptor, reason string) (*Result, error) {
+	if w.opts.Policy == PolicyBounded {
+		return nil, Errorf(CodeCapacity, "not retained: %s (raise the limit or start a new run)", reason)
+	}
+	return &Result{Descriptor: d, NotRetained: reason, Stub: w.stub(d, reason)}, nil
+}
+
+func (w *writer) stub(d *Descriptor, notRetained string) string {
+	L := w.opts.Limits
+	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
+		Head: w.st.head, Tail: w.st.tailBytes(), PreviewBytes: L.PreviewBytes, PeekLines: L.PeekLines,
+		NotRetained: notRetained, HeaderOnly: w.opts.Policy == PolicyBounded})
+}
+
+// commit makes the value exist: content, index, descriptor, each synced and
+// renamed into place, under the run directory's exclusive flock so that the
+// conflict and capacity checks and the renames are one step for writers.
+func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
+	if err := w.tmp.Sync(); err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
+	}
+	var index *os.File
+	if w.st.size > IndexMinSize {
+		f, err := w.writeIndex()
+		if err != nil {
+			return w.fallbackAfterWrite(nil, in, err)
+		}
+		index = f
+		defer func() {
+			index.Close()
+			os.Remove(index.Name()) // a no-op once renamed away
+		}()
+	}
+
+	dirf, err := os.Open(w.dir)
+	if err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
+	}
+	defer dirf.Close()
+	if err := flock.Exclusive(dirf); err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
+	}
+	defer flock.Unlock(dirf)
+
+	contentPath := filepath.Join(w.dir, ContentName(w.id, CompressNone))
+	metaPath := filepath.Join(w.dir, MetaName(w.id))
+	if old, err := readDescriptor(metaPath); err == nil {
+		if old.SHA256 != d.SHA256 || old.Size != d.Size {
+			return nil, Errorf(CodeConflict, "call %q of run %q is already retained with different bytes (sha256 %s, %d bytes); values are immutable: use a new call id", w.opts.Call, w.runID, old.SHA256, old.Size)
+		}
+		// Identical: a no-op, except that content lost from under its
+		// descriptor is put back.
+		if fi, err := os.Lstat(filepath.Join(w.dir, ContentName(w.id, old.Compression))); err != nil || fi.Size() != old.StoredBytes {
+			if old.Compression == CompressNone && os.Rename(w.tmp.Name(), contentPath) == nil {
+				syncDir(w.dir)
+			}
+		}
+		w.store.touchNow(filepath.Join(w.dir, activityName), w.store.now())
+		return &Result{Retained: true, Descriptor: old, Stub: w.stubFor(old)}, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+
+	if reason, err := w.capacity(d); err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
+	} else if reason != "" {
+		return w.atCapacity(d, reason)
+	}
+
+	d.Created = w.store.now().UTC().Truncate(1e9)
+	d.StoredBytes = d.Size
+	body, err := marshalDescriptor(d)
+	if err != nil {
+		return nil, err
+	}
+	undo := func(err error) (*Result, error) {
+		os.Remove(metaPath)
+		os.Remove(contentPath)
+		os.Remove(filepath.Join(w.dir, LinesName(w.id)))
+		return w.fallbackAfterWrite(nil, in, err)
+	}
+	if err := os.Rename(w.tmp.Name(), contentPath); err != nil {
+		return undo(err)
+	}
+	if index != nil {
+		if err := os.Rename(index.Name(), filepath.Join(w.dir, LinesName(w.id))); err != nil {
+			return undo(err)
+		}
+	}
+	if err := WriteFileAtomic(metaPath, body, fileMode); err != nil {
+		return undo(err)
+	}
+	// The content file is now the value's; keep its descriptor but stop
+	// treating it as ours to remove.
+	f := w.tmp
+	w.tmp = nil
+	f.Close()
+	return &Result{Retained: true, Descriptor: d, Stub: w.stub(d, "")}, nil
+}
+
+// stubFor renders the stub of an already stored value from this retain's
+// bytes, which are identical to it.
+func (w *writer) stubFor(d *Descriptor) string {
+	return w.stub(d, "")
+}
+
+func (w *writer) writeIndex() (*os.File, error) {
+	f, err := createTemp(w.dir, string(w.id)+"-lines-")
+	if err != nil {
+		return nil, err
+	}
+	sum := w.st.sha.Sum(nil)
+	if _, err := f.Write(w.st.index.finish(sum)); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
+// capacity returns why the run cannot take d, or "".
+func (w *writer) capacity(d *Descriptor) (string, error) {
+	L := w.opts.Limits
+	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
+		return "", nil
+	}
+	ents, err := os.ReadDir(w.dir)
+	if err != nil {
+		return "", err
+	}
+	var n, total int64
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), metaExt)
+		if !ok || !IsClean(id) {
+			continue
+		}
+		n++
+		if L.MaxRunBytes > 0 {
+			old, err := readDescriptor(filepath.Join(w.dir, e.Name()))
+			if err != nil {
+				continue // not a value: counts for nothing
+			}
+			total += old.Size
+		}
+	}
+	switch {
+	case L.MaxRunValues > 0 && n+1 > L.MaxRunValues:
+		return fmt.Sprintf("run %s holds %d values, max-run-values is %d", w.runID, n, L.MaxRunValues), nil
+	case L.MaxRunBytes > 0 && total+d.Size > L.MaxRunBytes:
+		return fmt.Sprintf("run %s would hold %d bytes, max-run-bytes is %d", w.runID, total+d.Size, L.MaxRunBytes), nil
+	}
+	return "", nil
+}
+
+// readDescriptor reads and parses a descriptor without following symlinks.
+func readDescriptor(path string) (*Descriptor, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, Errorf(CodeCorrupt, "%s is a symlink; refusing to follow it", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	var d Descriptor
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, Errorf(CodeCorrupt, "descriptor %s: %v", path, err)
+	}
+	return &d, nil
+}
