@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -21,6 +22,7 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: false,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("RETVAL_RUNS_DIR", e.WorkDir+"/runs")
+			e.Setenv("LONGID", strings.Repeat("a", 10000))
 			return nil
 		},
 		Cmds: scriptCmds,

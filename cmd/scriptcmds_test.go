@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,4 +63,69 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			ts.Fatalf("%s holds %d entries, want %d: %v", args[0], len(ents), want, names)
 		}
 	},
+}
+
+func init() {
+	// race WANT_OK ARGS... -- FILE...: start one `retval ARGS... FILE` per
+	// FILE at once, as separate processes; fail unless exactly WANT_OK
+	// succeed and every other exits 1 (conflict).
+	scriptCmds["race"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		want, _ := strconv.Atoi(args[0])
+		var cmdArgs, files []string
+		for i, a := range args[1:] {
+			if a == "--" {
+				cmdArgs, files = args[1:i+1], args[i+2:]
+				break
+			}
+		}
+		bin, err := lookPath(ts, "retval")
+		ts.Check(err)
+		cmds := make([]*exec.Cmd, len(files))
+		for i, f := range files {
+			c := exec.Command(bin, append(cmdArgs, ts.MkAbs(f))...)
+			c.Env = scriptEnv(ts)
+			c.Dir = ts.MkAbs(".")
+			ts.Check(c.Start())
+			cmds[i] = c
+		}
+		ok, conflict := 0, 0
+		for _, c := range cmds {
+			err := c.Wait()
+			switch {
+			case err == nil:
+				ok++
+			case c.ProcessState.ExitCode() == 1:
+				conflict++
+			default:
+				ts.Fatalf("retval exited %v", err)
+			}
+		}
+		if ok != want || ok+conflict != len(files) {
+			ts.Fatalf("%d succeeded, %d conflicted; want %d to succeed", ok, conflict, want)
+		}
+	}
+}
+
+func lookPath(ts *testscript.TestScript, name string) (string, error) {
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not in the script's PATH", name)
+}
+
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "RETVAL_RUNS_DIR", "GOCOVERDIR"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	// testscript's re-exec of the test binary as "retval" is keyed by this.
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "TESTSCRIPT_") || strings.HasPrefix(kv, "GO") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }

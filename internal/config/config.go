@@ -161,7 +161,7 @@ func Resolve(s Setting, flag string, flagSet bool, file File) Value {
 	case flagSet:
 		return Value{s, flag, FromFlag}
 	}
-	if v, ok := os.LookupEnv(s.Env()); ok {
+	if v, ok := os.LookupEnv(s.Env()); ok && v != "" { // empty counts as unset, as in most tools
 		return Value{s, v, FromEnv}
 	}
 	if v, ok := file[s.Key()]; ok {

@@ -3,7 +3,6 @@ package retain
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -64,10 +63,9 @@ func RenderStub(in StubInput) string {
 	head, tail, hidden := excerpts(in)
 	firstUnshown := int64(1)
 	if len(head) > 0 {
+		// The line after the head's last newline: the first line the
+		// head does not show whole.
 		firstUnshown = int64(bytes.Count(head, nl)) + 1
-		if head[len(head)-1] != '\n' {
-			firstUnshown-- // the line the head cut is not fully shown
-		}
 	}
 	writeExcerpt(&b, head)
 	if hidden > 0 {
@@ -109,19 +107,20 @@ func excerpts(in StubInput) (head, tail []byte, hidden int64) {
 	if in.Size <= p {
 		return in.Head[:in.Size], nil, 0
 	}
-	head = cutHead(in.Head[:min(int64(len(in.Head)), p/2)])
+	head = cutHead(in.Head, int(min(int64(len(in.Head)), p/2)))
 	t := p - int64(len(head))
 	tail = cutTail(in.Tail[int64(len(in.Tail))-t:])
 	return head, tail, in.Size - int64(len(head)) - int64(len(tail))
 }
 
-// cutHead ends w after its last newline, or, when w holds no newline, at the
-// last UTF-8 boundary.
-func cutHead(w []byte) []byte {
-	if i := bytes.LastIndexByte(w, '\n'); i >= 0 {
-		return w[:i+1]
+// cutHead returns the head excerpt of at most n bytes of buf: up to its
+// last newline, or, when the first n bytes hold none, up to the last UTF-8
+// boundary (buf's later bytes tell whether a sequence would be split).
+func cutHead(buf []byte, n int) []byte {
+	if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+		return buf[:i+1]
 	}
-	return w[:runeStartBefore(w, len(w))]
+	return buf[:runeStartBefore(buf, n)]
 }
 
 // cutTail starts w after its first newline when that leaves something, or
@@ -140,41 +139,42 @@ func cutTail(w []byte) []byte {
 func isCont(c byte) bool { return c&0xC0 == 0x80 }
 
 // runeStartBefore returns the largest cut ≤ n that does not split a valid
-// UTF-8 sequence of w[:len(w)].
+// UTF-8 sequence of w (which may extend past n).
 func runeStartBefore(w []byte, n int) int {
-	if n >= len(w) {
-		n = len(w)
-	}
-	// Back off over at most UTFMax-1 bytes to the start of the last rune.
-	for k := n - 1; k >= 0 && k >= n-utf8.UTFMax; k-- {
+	for k := n - 1; k >= 0 && k >= n-(utf8.UTFMax-1); k-- {
 		if isCont(w[k]) {
 			continue
 		}
-		if r, size := utf8.DecodeRune(w[k:]); r != utf8.RuneError || size > 1 {
-			if k+size > n {
-				return k // the rune at k would be split: cut before it
-			}
+		if r, size := utf8.DecodeRune(w[k:]); !(r == utf8.RuneError && size == 1) && k+size > n {
+			return k // the rune at k would be split: cut before it
 		}
 		return n
 	}
 	return n
 }
 
-// writeExcerpt writes an excerpt with invalid UTF-8 shown as \xNN, so a
-// stub is always valid UTF-8, and ends it with a newline.
+// writeExcerpt writes an excerpt and ends it with a newline. Invalid UTF-8
+// and control bytes other than tab, newline and carriage return are shown
+// as \xNN, so a stub is always valid, printable UTF-8: no NUL or terminal
+// escape reaches a transcript.
 func writeExcerpt(b *strings.Builder, p []byte) {
 	if len(p) == 0 {
 		return
 	}
 	for len(p) > 0 {
-		if utf8.Valid(p) {
-			b.Write(p)
-			break
+		c := p[0]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+				writeHexByte(b, c)
+			} else {
+				b.WriteByte(c)
+			}
+			p = p[1:]
+			continue
 		}
 		r, size := utf8.DecodeRune(p)
 		if r == utf8.RuneError && size <= 1 {
-			b.WriteString(`\x`)
-			b.WriteString(strconv.FormatUint(uint64(p[0])|0x100, 16)[1:])
+			writeHexByte(b, c)
 		} else {
 			b.Write(p[:size])
 		}
@@ -183,4 +183,11 @@ func writeExcerpt(b *strings.Builder, p []byte) {
 	if s := b.String(); s[len(s)-1] != '\n' {
 		b.WriteByte('\n')
 	}
+}
+
+func writeHexByte(b *strings.Builder, c byte) {
+	const hexDigits = "0123456789abcdef"
+	b.WriteString(`\x`)
+	b.WriteByte(hexDigits[c>>4])
+	b.WriteByte(hexDigits[c&0xF])
 }

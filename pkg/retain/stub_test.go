@@ -1,0 +1,151 @@
+package retain
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func testStore(t testing.TB) *Store {
+	t.Helper()
+	s := Open(filepath.Join(t.TempDir(), "runs"))
+	fixed := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return fixed }
+	return s
+}
+
+func asciiLog() []byte {
+	var b bytes.Buffer
+	for i := 1; i <= 2000; i++ {
+		fmt.Fprintf(&b, "2026-11-30T12:00:%02d INFO worker-%d processed batch %d in %dms\n", i%60, i%7, i, i*37%1000)
+	}
+	return b.Bytes()
+}
+
+func utf8Text() []byte {
+	var b bytes.Buffer
+	words := []string{"naïve", "café", "日本語", "Ελληνικά", "emoji 😀", "Ünïcödé", "русский"}
+	for i := 1; i <= 1500; i++ {
+		fmt.Fprintf(&b, "%d %s %s\n", i, words[i%len(words)], strings.Repeat(words[(i*3)%len(words)], 1+i%3))
+	}
+	return b.Bytes()
+}
+
+func binaryBlob() []byte {
+	r := rand.New(rand.NewPCG(7, 7))
+	b := make([]byte, 40000)
+	for i := range b {
+		b[i] = byte(r.UintN(256))
+	}
+	return b
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestStubGolden retains representative results and compares their stubs
+// with testdata/stubs/*.golden (go test -run TestStubGolden -update).
+func TestStubGolden(t *testing.T) {
+	L := DefaultLimits()
+	sample, err := os.ReadFile("../../testdata/samples/go-test-v.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		data   []byte
+		meta   Meta
+		policy Policy
+		limits func(*Limits)
+	}{
+		{name: "ascii-log", data: asciiLog()},
+		{name: "go-test-log", data: sample},
+		{name: "utf8-text", data: utf8Text()},
+		{name: "one-long-line", data: bytes.Repeat([]byte("é0123456789"), 10000)},
+		{name: "binary", data: binaryBlob()},
+		{name: "just-over-threshold", data: append(bytes.Repeat([]byte("abcdefghij\n"), 20480/11), bytes.Repeat([]byte("z"), 20480%11+1)...)},
+		{name: "crlf", data: bytes.Repeat([]byte("windows line\r\n"), 3000)},
+		{name: "partial-exit-timeout", data: asciiLog(), meta: Meta{Partial: true, OmittedBytes: ptr(int64(123456)), ExitCode: ptr(2), TimedOut: true}},
+		{name: "exit-code-complete", data: asciiLog(), meta: Meta{ExitCode: ptr(1)}},
+		{name: "bounded", data: asciiLog(), policy: PolicyBounded},
+		{name: "legacy-capacity", data: asciiLog(), limits: func(l *Limits) { l.MaxValueSize = 30000 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testStore(t)
+			lim := L
+			if tc.limits != nil {
+				tc.limits(&lim)
+			}
+			pol := tc.policy
+			if pol == "" {
+				pol = PolicyLegacy
+			}
+			var out bytes.Buffer
+			res, err := s.Retain(bytes.NewReader(tc.data), &out, RetainOptions{Run: "run", Call: "call-" + tc.name, Meta: tc.meta, Limits: lim, Policy: pol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verbatim || out.Len() != 0 {
+				t.Fatalf("verbatim output for a %d-byte value", len(tc.data))
+			}
+			checkStub(t, res.Stub, tc.data, lim.PreviewBytes)
+			golden := filepath.Join("testdata", "stubs", tc.name+".golden")
+			if *update {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				if err := os.WriteFile(golden, []byte(res.Stub), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create)", err)
+			}
+			if res.Stub != string(want) {
+				t.Errorf("stub differs from %s:\n%s", golden, res.Stub)
+			}
+			if !res.Retained {
+				return
+			}
+			// Replay from the store prints the very same stub.
+			var rout bytes.Buffer
+			stub, err := s.Replay(bytes.NewReader(tc.data), &rout, "run", "call-"+tc.name, lim.StubSettings(pol))
+			if err != nil || stub != res.Stub || rout.Len() != 0 {
+				t.Errorf("replay stub differs (err %v):\n%s", err, stub)
+			}
+		})
+	}
+}
+
+// checkStub checks the stub's invariants against the value.
+func checkStub(t *testing.T, stub string, data []byte, preview int64) {
+	t.Helper()
+	if !utf8.ValidString(stub) {
+		t.Errorf("stub is not valid UTF-8")
+	}
+	lines := strings.SplitAfter(stub, "\n")
+	if !strings.HasSuffix(stub, "\n") {
+		t.Errorf("stub does not end in a newline")
+	}
+	_ = lines
+	// Excerpt bytes (everything but the bracketed lines) stay within the
+	// preview budget, give or take the newline added after a cut line.
+	var excerpt int
+	for _, l := range strings.SplitAfter(stub, "\n")[1:] {
+		if strings.HasPrefix(l, "[") && (strings.HasPrefix(l, "[… ") || strings.HasPrefix(l, "[read more:")) {
+			continue
+		}
+		excerpt += len(l)
+	}
+	if utf8.Valid(data) && int64(excerpt) > preview+2 {
+		t.Errorf("excerpts hold %d bytes, budget %d", excerpt, preview)
+	}
+}
