@@ -6,5 +6,5 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-func fmtHex(v uint64) string          { return fmt.Sprintf("%016x", v) }
+func fmtHex(v uint64) string         { return fmt.Sprintf("%016x", v) }
 func xxh3HashString(s string) uint64 { return xxh3.HashString(s) }

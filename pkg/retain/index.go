@@ -61,22 +61,28 @@ func newIndexBuilder() *indexBuilder {
 }
 
 func (b *indexBuilder) Write(p []byte) {
-	// Line entries: an entry for every stride-th newline. Most chunks cross
-	// no boundary and cost one SIMD count; the others are walked.
-	c := int64(bytes.Count(p, nl))
-	if b.newlines%LineStride+c < LineStride {
-		b.newlines += c
-	} else {
-		for pos := 0; ; {
-			j := bytes.IndexByte(p[pos:], '\n')
-			if j < 0 {
-				break
-			}
-			pos += j + 1
-			if b.newlines++; b.newlines%LineStride == 0 {
-				b.starts = append(b.starts, b.off+int64(pos))
-			}
+	// Line entries: an entry for every stride-th newline. Whole 4 KiB
+	// pieces are skipped with a SIMD count; only the piece holding the
+	// next stride-th newline is walked.
+	q, base := p, b.off
+	for len(q) > 0 {
+		need := LineStride - b.newlines%LineStride
+		piece := q[:min(len(q), 4096)]
+		c := int64(bytes.Count(piece, nl))
+		if c < need {
+			b.newlines += c
+			base += int64(len(piece))
+			q = q[len(piece):]
+			continue
 		}
+		pos := 0
+		for k := need; k > 0; k-- {
+			pos += bytes.IndexByte(piece[pos:], '\n') + 1
+		}
+		b.newlines += need
+		base += int64(pos)
+		b.starts = append(b.starts, base)
+		q = q[pos:]
 	}
 	// Block digests.
 	for len(p) > 0 {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/retval/retval/internal/flock"
@@ -126,37 +128,26 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		return w.fallback(prefix, in, err)
 	}
 
-	// Stream: the SHA-256 runs on its own goroutine, overlapping the write
-	// and the other statistics of the same chunk.
-	shaIn := make(chan []byte, nBufs)
-	shaDone := make(chan struct{}, nBufs)
-	go func() {
-		for b := range shaIn {
-			w.st.sha.Write(b)
-			shaDone <- struct{}{}
-		}
-		close(shaDone)
-	}()
-	inflight := 0
-	finishSHA := func() {
-		close(shaIn)
-		for range shaDone {
-		}
-	}
+	// Stream in three stages: this goroutine reads and writes, one worker
+	// hashes, another keeps the other statistics; a buffer is read into
+	// again only when both workers are done with it.
+	pl := newPipeline(w.st)
+	defer pl.finish()
+	var consumed int64
 	bufs := make([][]byte, nBufs)
 	feed := func(p []byte) error {
 		if len(p) == 0 {
 			return nil
 		}
-		shaIn <- p
-		inflight++
-		w.st.add(p)
+		pl.send(p)
+		consumed += int64(len(p))
 		if w.tooBig {
 			return nil
 		}
-		if L.MaxValueSize > 0 && w.st.size > L.MaxValueSize && w.st.size > L.Threshold {
+		if L.MaxValueSize > 0 && consumed > L.MaxValueSize && consumed > L.Threshold {
+			// Past the limit: keep hashing for the stub, stop storing.
 			w.tooBig = true
-			w.st.index = nil
+			pl.noIndex.Store(true)
 			w.tmp.Close()
 			os.Remove(w.tmp.Name())
 			w.tmp = nil
@@ -169,16 +160,15 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 	var rest []byte // bytes consumed but not yet written when a write failed
 	var werr error
 	for off := 0; off < len(prefix) && werr == nil; off += chunkSize {
-		// The prefix is never reused, so it can go to the hasher as is.
+		// The prefix is never reused, so it can go to the workers as is.
 		p := prefix[off:min(off+chunkSize, len(prefix))]
 		if werr = feed(p); werr != nil {
 			rest = p[w.written-int64(off):]
 		}
 	}
 	for i := 0; werr == nil; i++ {
-		if inflight >= nBufs {
-			<-shaDone
-			inflight--
+		if pl.inflight >= nBufs {
+			pl.reclaim()
 		}
 		b := bufs[i%nBufs]
 		if b == nil {
@@ -195,15 +185,14 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 			break
 		}
 		if rerr != nil {
-			finishSHA()
 			return nil, fmt.Errorf("reading input: %w", rerr)
 		}
 	}
-	finishSHA()
+	pl.finish()
 	if werr != nil {
 		return w.fallbackAfterWrite(rest, in, werr)
 	}
-	if L.Threshold > 0 && w.st.size <= L.Threshold {
+	if L.Threshold > 0 && consumed <= L.Threshold {
 		// Spilled to disk while undecided, and small after all.
 		return w.fallbackAfterWrite(nil, in, nil)
 	}
@@ -450,4 +439,66 @@ func readDescriptor(path string) (*Descriptor, error) {
 		return nil, Errorf(CodeCorrupt, "descriptor %s: %v", path, err)
 	}
 	return &d, nil
+}
+
+// pipeline runs the SHA-256 and the other statistics of a value on two
+// goroutines, in the order the chunks were sent.
+type pipeline struct {
+	shaIn, statIn     chan []byte
+	shaDone, statDone chan struct{}
+	inflight          int
+	noIndex           atomic.Bool
+	wg                sync.WaitGroup
+	finished          bool
+}
+
+func newPipeline(st *stats) *pipeline {
+	const depth = nBufs + prefixMax/chunkSize
+	p := &pipeline{
+		shaIn: make(chan []byte, depth), statIn: make(chan []byte, depth),
+		shaDone: make(chan struct{}, depth), statDone: make(chan struct{}, depth),
+	}
+	p.wg.Go(func() {
+		for b := range p.shaIn {
+			st.sha.Write(b)
+			p.shaDone <- struct{}{}
+		}
+	})
+	p.wg.Go(func() {
+		for b := range p.statIn {
+			if p.noIndex.Load() {
+				st.index = nil
+			}
+			st.add(b)
+			p.statDone <- struct{}{}
+		}
+	})
+	return p
+}
+
+func (p *pipeline) send(b []byte) {
+	p.shaIn <- b
+	p.statIn <- b
+	p.inflight++
+}
+
+// reclaim waits until the oldest chunk sent is done with.
+func (p *pipeline) reclaim() {
+	<-p.shaDone
+	<-p.statDone
+	p.inflight--
+}
+
+// finish waits for both workers to drain; the stats are then complete.
+func (p *pipeline) finish() {
+	if p.finished {
+		return
+	}
+	p.finished = true
+	close(p.shaIn)
+	close(p.statIn)
+	for p.inflight > 0 {
+		p.reclaim()
+	}
+	p.wg.Wait()
 }

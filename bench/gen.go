@@ -1,0 +1,81 @@
+//go:build ignore
+
+// gen writes deterministic benchmark data.
+//
+//	go run bench/gen.go log SIZE > big.log     a log of mixed ASCII and multi-byte lines
+//	go run bench/gen.go lock SIZE > lock.json  a package-lock-shaped JSON document
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+)
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: go run bench/gen.go log|lock SIZE")
+		os.Exit(2)
+	}
+	size, err := strconv.ParseInt(os.Args[2], 10, 64)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	defer w.Flush()
+	r := rand.New(rand.NewPCG(42, 42))
+	switch os.Args[1] {
+	case "log":
+		genLog(w, r, size)
+	case "lock":
+		genLock(w, r, size)
+	default:
+		fmt.Fprintln(os.Stderr, "unknown kind", os.Args[1])
+		os.Exit(2)
+	}
+}
+
+var words = []string{"INFO", "WARN", "DEBUG", "ERROR", "naïve", "café", "日本語", "Ελληνικά",
+	"worker", "request", "latency", "ok", "retry", "GET /api/v1/items", "user=42"}
+
+func genLog(w *bufio.Writer, r *rand.Rand, size int64) {
+	var n int64
+	line := make([]byte, 0, 512)
+	for i := 1; n < size; i++ {
+		line = line[:0]
+		line = fmt.Appendf(line, "2026-11-30T12:%02d:%02d.%06d", (i/60)%60, i%60, i%1000000)
+		for k := 3 + r.IntN(12); k > 0; k-- {
+			line = append(line, ' ')
+			line = append(line, words[r.IntN(len(words))]...)
+		}
+		line = append(line, ' ')
+		for k := r.IntN(41); k > 0; k-- {
+			line = append(line, 'x')
+		}
+		line = append(line, '\n')
+		if n+int64(len(line)) > size {
+			line = line[:size-n]
+		}
+		w.Write(line)
+		n += int64(len(line))
+	}
+}
+
+func genLock(w *bufio.Writer, r *rand.Rand, size int64) {
+	w.WriteString("{\n  \"name\": \"bench\",\n  \"lockfileVersion\": 3,\n  \"packages\": {\n")
+	n := int64(64)
+	for i := 0; n < size; i++ {
+		name := fmt.Sprintf("pkg-%d", i)
+		if i == 0 {
+			name = "x"
+		}
+		s := fmt.Sprintf("    \"node_modules/%s\": {\n      \"version\": \"%d.%d.%d\",\n      \"resolved\": \"https://registry.example/%s/-/%s-%d.tgz\",\n      \"integrity\": \"sha512-%016x%016x\",\n      \"dev\": true\n    },\n",
+			name, r.IntN(20), r.IntN(50), r.IntN(100), name, name, i, r.Uint64(), r.Uint64())
+		w.WriteString(s)
+		n += int64(len(s))
+	}
+	w.WriteString("    \"node_modules/last\": {\"version\": \"1.0.0\"}\n  }\n}\n")
+}
