@@ -375,7 +375,8 @@ func (w *writer) writeIndex() (*os.File, error) {
 		return nil, err
 	}
 	sum := w.st.sha.Sum(nil)
-	if _, err := f.Write(w.st.index.finish(sum)); err == nil {
+	_, err = f.Write(w.st.index.finish(sum))
+	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
