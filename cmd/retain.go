@@ -15,7 +15,7 @@ func retainCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "retain",
 		Usage:     "keep a tool result, print what the model should see",
-		UsageText: "retval retain --run R --call C [--tool T] [--threshold SIZE] [--off] [--policy legacy|bounded] [--partial [--omitted-bytes N]] [--exit-code N] [--timed-out] [FILE|-]",
+		UsageText: "retval retain --run R --call C [--tool T] [--threshold SIZE] [--compress none|zstd|auto] [--off] [--policy legacy|bounded] [--partial [--omitted-bytes N]] [--exit-code N] [--timed-out] [FILE|-]",
 		Description: `Reads FILE (or stdin) as it streams. A result within the threshold is
 printed unchanged and nothing is stored; a larger one is stored once and its
 stub is printed: id, size, SHA-256, completeness, head and tail excerpts and
@@ -62,9 +62,6 @@ func runRetain(c *cli.Context, e *env) error {
 	if !c.IsSet("call") || c.String("call") == "" {
 		return usageErr("no call id given: use --call C")
 	}
-	if r.Compress != "none" {
-		return usageErr("--compress %s: compressed values are not supported yet; use --compress none", r.Compress)
-	}
 	meta := retain.Meta{Tool: c.String("tool"), Partial: c.Bool("partial"), TimedOut: c.Bool("timed-out")}
 	if c.IsSet("omitted-bytes") {
 		if !meta.Partial {
@@ -80,7 +77,7 @@ func runRetain(c *cli.Context, e *env) error {
 		n := c.Int("exit-code")
 		meta.ExitCode = &n
 	}
-	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy}
+	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress}
 	store := retain.Open(r.RunsDir)
 
 	out := e.stdout

@@ -23,7 +23,9 @@ type Value struct {
 	Desc  Descriptor
 	Run   ID
 	f     *os.File
-	index *Index // nil for a small value or an index that did not check out
+	raw   io.ReaderAt   // the uncompressed bytes, unchecked: f or a zstd decoder
+	zr    *zstdReaderAt // nil for a plain value
+	index *Index        // nil for a small value or an index that did not check out
 
 	whole []byte // a small value, verified
 	// A large value whose index is unusable is verified whole by streaming
@@ -76,7 +78,7 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 }
 
 func openContent(dir string, d *Descriptor) (*Value, error) {
-	if d.Compression != CompressNone {
+	if d.Compression != CompressNone && d.Compression != CompressZstd {
 		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
 	}
 	p := filepath.Join(dir, ContentName(d.ID, d.Compression))
@@ -99,7 +101,15 @@ func openContent(dir string, d *Descriptor) (*Value, error) {
 		f.Close()
 		return nil, Errorf(CodeCorrupt, "value %q: content file holds %d bytes, descriptor says %d (run retval verify)", d.ID, fi.Size(), d.StoredBytes)
 	}
-	v := &Value{Desc: *d, f: f, blockNum: -1}
+	v := &Value{Desc: *d, f: f, raw: f, blockNum: -1}
+	if d.Compression == CompressZstd {
+		zr, err := openZstd(f, d)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		v.zr, v.raw = zr, zr
+	}
 	if d.Size > IndexMinSize {
 		if ix, err := readIndex(filepath.Join(dir, LinesName(d.ID)), d); err == nil {
 			v.index = ix
@@ -109,7 +119,12 @@ func openContent(dir string, d *Descriptor) (*Value, error) {
 }
 
 // Close releases the value's file.
-func (v *Value) Close() error { return v.f.Close() }
+func (v *Value) Close() error {
+	if v.zr != nil {
+		v.zr.close()
+	}
+	return v.f.Close()
+}
 
 // Size is the value's size in bytes.
 func (v *Value) Size() int64 { return v.Desc.Size }
@@ -125,7 +140,7 @@ func (v *Value) corrupt(format string, args ...any) error {
 // loadWhole reads a small value and checks its SHA-256.
 func (v *Value) loadWhole() error {
 	b := make([]byte, v.Desc.Size)
-	if _, err := io.ReadFull(io.NewSectionReader(v.f, 0, v.Desc.Size), b); err != nil {
+	if _, err := io.ReadFull(io.NewSectionReader(v.raw, 0, v.Desc.Size), b); err != nil {
 		return v.corrupt("%v", err)
 	}
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != v.Desc.SHA256 {
@@ -138,7 +153,7 @@ func (v *Value) loadWhole() error {
 // checkWhole verifies a large value without a usable index by hashing it.
 func (v *Value) checkWhole() error {
 	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(v.f, 0, v.Desc.Size)); err != nil {
+	if _, err := io.Copy(h, io.NewSectionReader(v.raw, 0, v.Desc.Size)); err != nil {
 		return v.corrupt("%v", err)
 	}
 	if hex.EncodeToString(h.Sum(nil)) != v.Desc.SHA256 {
@@ -160,7 +175,7 @@ func (v *Value) readBlock(i int64) ([]byte, error) {
 	}
 	b := v.block[:n]
 	v.blockNum = -1
-	if _, err := v.f.ReadAt(b, off); err != nil && !(err == io.EOF && len(b) == int(n)) {
+	if _, err := v.raw.ReadAt(b, off); err != nil && !(err == io.EOF && len(b) == int(n)) {
 		return nil, v.corrupt("reading block %d: %v", i, err)
 	}
 	if v.index != nil && xxh3.Hash(b) != v.index.Blocks[i] {

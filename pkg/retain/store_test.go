@@ -17,12 +17,23 @@ import (
 
 func retainAll(t testing.TB, s *Store, run, call string, data []byte) *Result {
 	t.Helper()
+	return retainComp(t, s, run, call, data, "none")
+}
+
+// compressions are the representations every read test runs over.
+var compressions = []string{"none", "zstd"}
+
+func retainComp(t testing.TB, s *Store, run, call string, data []byte, comp string) *Result {
+	t.Helper()
 	L := DefaultLimits()
 	L.Threshold, L.MaxValueSize, L.MaxRunBytes = 0, 0, 0
 	var out bytes.Buffer
-	res, err := s.Retain(bytes.NewReader(data), &out, RetainOptions{Run: run, Call: call, Limits: L, Policy: PolicyLegacy})
+	res, err := s.Retain(bytes.NewReader(data), &out, RetainOptions{Run: run, Call: call, Limits: L, Policy: PolicyLegacy, Compress: comp})
 	if err != nil {
 		t.Fatalf("retain: %v", err)
+	}
+	if want := map[string]Compression{"none": CompressNone, "zstd": CompressZstd}[comp]; want != "" && res.Descriptor.Compression != want {
+		t.Fatalf("stored as %s, want %s", res.Descriptor.Compression, want)
 	}
 	if !res.Retained {
 		t.Fatalf("not retained: %+v", res)
@@ -71,8 +82,10 @@ func FuzzRetainRoundTrip(f *testing.F) {
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := testStore(t)
-		retainAll(t, s, "r", "c", data)
-		checkRoundTrip(t, s, "r", "c", data)
+		for _, comp := range compressions {
+			retainComp(t, s, "r", comp, data, comp)
+			checkRoundTrip(t, s, "r", comp, data)
+		}
 	})
 }
 
@@ -87,9 +100,15 @@ func bigValue(size int) []byte {
 }
 
 func TestLargeValueIndexAndBlocks(t *testing.T) {
+	for _, comp := range compressions {
+		t.Run(comp, func(t *testing.T) { testLargeValue(t, comp) })
+	}
+}
+
+func testLargeValue(t *testing.T, comp string) {
 	s := testStore(t)
 	data := bigValue(3<<20 + 12345)
-	retainAll(t, s, "r", "big", data)
+	retainComp(t, s, "r", "big", data, comp)
 	checkRoundTrip(t, s, "r", "big", data)
 	v, err := s.OpenValue("r", "big")
 	if err != nil {
@@ -107,6 +126,21 @@ func TestLargeValueIndexAndBlocks(t *testing.T) {
 		}
 	}
 	v.Close()
+	// Random slices equal the value's bytes.
+	v, _ = s.OpenValue("r", "big")
+	r := rand.New(rand.NewPCG(5, 5))
+	for i := 0; i < 200; i++ {
+		off := r.Int64N(int64(len(data)))
+		end := min(int64(len(data)), off+r.Int64N(300000))
+		got, err := v.Bytes(off, end)
+		if err != nil || !bytes.Equal(got, data[off:end]) {
+			t.Fatalf("slice %d-%d wrong: %v", off, end, err)
+		}
+	}
+	v.Close()
+	if comp != "none" {
+		return
+	}
 
 	// A corrupted byte is reported, never returned.
 	p := filepath.Join(s.RunDir("r"), "big.txt")

@@ -23,6 +23,9 @@ type RetainOptions struct {
 	Meta   Meta
 	Limits Limits
 	Policy Policy
+	// Compress is "none" (or empty), "zstd" or "auto": seekable zstd for
+	// values of at least 1 MiB whose first 256 KiB compress at least 1.5×.
+	Compress string
 }
 
 // Result is what Retain did.
@@ -48,6 +51,7 @@ const (
 	chunkSize = 1 << 20
 	nBufs     = 4
 	prefixMax = 4 << 20 // bytes held in memory before deciding to spill
+	autoMin   = 1 << 20 // --compress auto leaves smaller values plain
 )
 
 // Retain reads a tool result from in. A result within the threshold is
@@ -72,13 +76,20 @@ func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, e
 	// Read up to the threshold first: most results are small and are
 	// passed through without touching the disk.
 	var prefix []byte
+	want := int64(0)
 	if L.Threshold > 0 {
-		prefix = make([]byte, min(L.Threshold+1, prefixMax))
+		want = min(L.Threshold+1, prefixMax)
+	}
+	if o.Compress == "auto" {
+		want = max(want, autoMin+1) // enough to apply the auto rule
+	}
+	if want > 0 {
+		prefix = make([]byte, want)
 		n, err := io.ReadFull(in, prefix)
 		prefix = prefix[:n]
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			if int64(n) <= L.Threshold {
+			if L.Threshold > 0 && int64(n) <= L.Threshold {
 				_, err := out.Write(prefix)
 				return &Result{Verbatim: true}, err
 			}
@@ -87,7 +98,19 @@ func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, e
 		}
 	}
 
-	w := &writer{store: s, runID: run, id: id, opts: o, out: out}
+	comp := CompressNone
+	switch o.Compress {
+	case "", "none":
+	case "zstd":
+		comp = CompressZstd
+	case "auto":
+		if len(prefix) > autoMin && worthCompressing(prefix) {
+			comp = CompressZstd
+		}
+	default:
+		return nil, Errorf(CodeUsage, "unknown compression %q: want none, zstd or auto", o.Compress)
+	}
+	w := &writer{store: s, runID: run, id: id, opts: o, out: out, comp: comp}
 	return w.do(prefix, in)
 }
 
@@ -99,20 +122,29 @@ type writer struct {
 	opts  RetainOptions
 	out   io.Writer
 
-	dir     string
-	lock    *os.File // the run's .lock, held shared
-	tmp     *os.File // content being written
-	written int64    // bytes of tmp known written
-	st      *stats
-	tooBig  bool // the value passed max-value-size: no longer written
+	comp   Compression
+	dir    string
+	lock   *os.File // the run's .lock, held shared
+	sink   sink     // the temporary content file; nil once committed
+	st     *stats
+	tooBig bool // the value passed max-value-size: no longer written
+}
+
+// dropSink stops and removes the temporary content file.
+func (w *writer) dropSink() {
+	if w.sink != nil {
+		if z, ok := w.sink.(*zstdSink); ok {
+			z.stop()
+		}
+		f := w.sink.File()
+		f.Close()
+		os.Remove(f.Name())
+		w.sink = nil
+	}
 }
 
 func (w *writer) close() {
-	if w.tmp != nil {
-		w.tmp.Close()
-		os.Remove(w.tmp.Name())
-		w.tmp = nil
-	}
+	w.dropSink()
 	if w.lock != nil {
 		w.lock.Close()
 		w.lock = nil
@@ -135,35 +167,34 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 	defer pl.finish()
 	var consumed int64
 	bufs := make([][]byte, nBufs)
-	feed := func(p []byte) error {
+	// feed hands p to the workers and the sink; on a write failure it
+	// returns how much of p the sink accepted.
+	feed := func(p []byte) (int, error) {
 		if len(p) == 0 {
-			return nil
+			return 0, nil
 		}
 		pl.send(p)
 		consumed += int64(len(p))
 		if w.tooBig {
-			return nil
+			return len(p), nil
 		}
 		if L.MaxValueSize > 0 && consumed > L.MaxValueSize && consumed > L.Threshold {
 			// Past the limit: keep hashing for the stub, stop storing.
 			w.tooBig = true
 			pl.noIndex.Store(true)
-			w.tmp.Close()
-			os.Remove(w.tmp.Name())
-			w.tmp = nil
-			return nil
+			w.dropSink()
+			return len(p), nil
 		}
-		n, err := w.tmp.Write(p)
-		w.written += int64(n)
-		return err
+		return w.sink.Write(p)
 	}
 	var rest []byte // bytes consumed but not yet written when a write failed
 	var werr error
 	for off := 0; off < len(prefix) && werr == nil; off += chunkSize {
 		// The prefix is never reused, so it can go to the workers as is.
 		p := prefix[off:min(off+chunkSize, len(prefix))]
-		if werr = feed(p); werr != nil {
-			rest = p[w.written-int64(off):]
+		var n int
+		if n, werr = feed(p); werr != nil {
+			rest = p[n:]
 		}
 	}
 	for i := 0; werr == nil; i++ {
@@ -176,9 +207,9 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 			bufs[i%nBufs] = b
 		}
 		n, rerr := io.ReadFull(in, b)
-		base := w.written
-		if werr = feed(b[:n]); werr != nil {
-			rest = b[w.written-base : n]
+		var k int
+		if k, werr = feed(b[:n]); werr != nil {
+			rest = b[k:n]
 			break
 		}
 		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
@@ -200,7 +231,7 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 	d := &Descriptor{ID: w.id, CallID: w.opts.Call, Run: w.runID, Tool: w.opts.Meta.Tool,
 		Complete: !w.opts.Meta.Partial, OmittedBytes: w.opts.Meta.OmittedBytes,
 		ExitCode: w.opts.Meta.ExitCode, TimedOut: w.opts.Meta.TimedOut,
-		Compression: CompressNone}
+		Compression: w.comp}
 	w.st.descriptor(d)
 	if w.tooBig {
 		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, L.MaxValueSize))
@@ -220,7 +251,17 @@ func (w *writer) open() error {
 	if err != nil {
 		return err
 	}
-	w.tmp = tmp
+	if w.comp == CompressZstd {
+		z, err := newZstdSink(tmp)
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return err
+		}
+		w.sink = z
+	} else {
+		w.sink = &plainSink{f: tmp}
+	}
 	return nil
 }
 
@@ -239,10 +280,11 @@ func (w *writer) fallback(prefix []byte, in io.Reader, cause error) (*Result, er
 // the temporary file: that part is read back, then rest, then the
 // remaining input. cause is nil when the value simply was small.
 func (w *writer) fallbackAfterWrite(rest []byte, in io.Reader, cause error) (*Result, error) {
-	if w.tmp == nil {
-		return nil, fmt.Errorf("retain: lost the bytes already consumed") // cannot happen: tooBig values are not read back
+	if w.sink == nil {
+		// Cannot happen: only values past the threshold stop being stored.
+		return nil, fmt.Errorf("retain: lost the bytes already consumed")
 	}
-	if _, err := io.Copy(w.out, io.NewSectionReader(w.tmp, 0, w.written)); err != nil {
+	if err := w.sink.ReadBack(w.out); err != nil {
 		return nil, err
 	}
 	if _, err := w.out.Write(rest); err != nil {
@@ -281,7 +323,8 @@ func (w *writer) stub(d *Descriptor, notRetained string) string {
 // renamed into place, under the run directory's exclusive flock so that the
 // conflict and capacity checks and the renames are one step for writers.
 func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
-	if err := w.tmp.Sync(); err != nil {
+	stored, err := w.sink.Finish()
+	if err != nil {
 		return w.fallbackAfterWrite(nil, in, err)
 	}
 	var index *os.File
@@ -307,7 +350,7 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	}
 	defer flock.Unlock(dirf)
 
-	contentPath := filepath.Join(w.dir, ContentName(w.id, CompressNone))
+	contentPath := filepath.Join(w.dir, ContentName(w.id, w.comp))
 	metaPath := filepath.Join(w.dir, MetaName(w.id))
 	if old, err := readDescriptor(metaPath); err == nil {
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
@@ -316,7 +359,7 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 		// Identical: a no-op, except that content lost from under its
 		// descriptor is put back.
 		if fi, err := os.Lstat(filepath.Join(w.dir, ContentName(w.id, old.Compression))); err != nil || fi.Size() != old.StoredBytes {
-			if old.Compression == CompressNone && os.Rename(w.tmp.Name(), contentPath) == nil {
+			if old.Compression == w.comp && os.Rename(w.sink.File().Name(), contentPath) == nil {
 				syncDir(w.dir)
 			}
 		}
@@ -333,7 +376,7 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	}
 
 	d.Created = w.store.now().UTC().Truncate(1e9)
-	d.StoredBytes = d.Size
+	d.StoredBytes = stored
 	body, err := marshalDescriptor(d)
 	if err != nil {
 		return nil, err
@@ -344,7 +387,7 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 		os.Remove(filepath.Join(w.dir, LinesName(w.id)))
 		return w.fallbackAfterWrite(nil, in, err)
 	}
-	if err := os.Rename(w.tmp.Name(), contentPath); err != nil {
+	if err := os.Rename(w.sink.File().Name(), contentPath); err != nil {
 		return undo(err)
 	}
 	if index != nil {
@@ -357,9 +400,8 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	}
 	// The content file is now the value's; keep its descriptor but stop
 	// treating it as ours to remove.
-	f := w.tmp
-	w.tmp = nil
-	f.Close()
+	w.sink.File().Close()
+	w.sink = nil
 	return &Result{Retained: true, Descriptor: d, Stub: w.stub(d, "")}, nil
 }
 

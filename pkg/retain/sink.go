@@ -1,0 +1,251 @@
+package retain
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"sync"
+
+	seekable "github.com/SaveTheRbtz/zstd-seekable-format-go/pkg"
+	"github.com/klauspost/compress/zstd"
+)
+
+// A sink stores a value's bytes in its temporary content file: as they are
+// (plainSink) or as seekable zstd (zstdSink). Write reports how many bytes
+// it accepted; ReadBack reproduces every accepted byte, so that a failed
+// retain can still print its input unchanged.
+type sink interface {
+	Write(p []byte) (int, error)
+	// Finish completes the file (trailer, fsync) and returns its size.
+	Finish() (int64, error)
+	ReadBack(out io.Writer) error
+	File() *os.File
+	Compression() Compression
+}
+
+type plainSink struct {
+	f       *os.File
+	written int64
+}
+
+func (s *plainSink) Write(p []byte) (int, error) {
+	n, err := s.f.Write(p)
+	s.written += int64(n)
+	return n, err
+}
+
+func (s *plainSink) Finish() (int64, error) { return s.written, s.f.Sync() }
+
+func (s *plainSink) ReadBack(out io.Writer) error {
+	_, err := io.Copy(out, io.NewSectionReader(s.f, 0, s.written))
+	return err
+}
+
+func (s *plainSink) File() *os.File           { return s.f }
+func (s *plainSink) Compression() Compression { return CompressNone }
+
+// FrameSize is the uncompressed size of each frame of a zstd value. Frames
+// are independent, so a read decodes only the frames it needs; 256 KiB
+// keeps the ratio within a few percent of one long stream.
+const FrameSize = 256 << 10
+
+// zstdEncoder is shared: EncodeAll is safe for concurrent use.
+var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true),
+		zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		panic(err) // only for invalid options
+	}
+	return e
+})
+
+// zstdSink compresses frames on all cores (seekable.Writer.WriteMany) and
+// writes them in order, then the seek table.
+type zstdSink struct {
+	f      *os.File
+	sw     *seekable.Writer
+	frames chan []byte
+	done   chan error
+	cur    []byte
+
+	mu      sync.Mutex
+	pending [][]byte                    // sourced, not yet written, in order
+	written []seekable.FrameOffsetEntry // written frames
+	free    [][]byte
+	failed  error
+}
+
+func newZstdSink(f *os.File) (*zstdSink, error) {
+	sw, err := seekable.NewWriter(f, zstdEncoder())
+	if err != nil {
+		return nil, err
+	}
+	frames := make(chan []byte, 4)
+	s := &zstdSink{f: f, sw: sw, frames: frames, done: make(chan error, 1)}
+	source := func() ([]byte, error) {
+		b, ok := <-frames
+		if !ok {
+			return nil, nil
+		}
+		s.mu.Lock()
+		s.pending = append(s.pending, b)
+		s.mu.Unlock()
+		return b, nil
+	}
+	written := func(e seekable.FrameOffsetEntry) {
+		s.mu.Lock()
+		s.written = append(s.written, e)
+		s.free = append(s.free, s.pending[0])
+		s.pending = s.pending[1:]
+		s.mu.Unlock()
+	}
+	go func() {
+		s.done <- sw.WriteMany(context.Background(), source, seekable.WithWriteCallback(written))
+	}()
+	return s, nil
+}
+
+func (s *zstdSink) buffer() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.free); n > 0 {
+		b := s.free[n-1]
+		s.free = s.free[:n-1]
+		return b[:0]
+	}
+	return make([]byte, 0, FrameSize)
+}
+
+// Write copies p into frames; every byte of p is accepted (and reproduced
+// by ReadBack) even when the compressor has failed.
+func (s *zstdSink) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if s.cur == nil {
+			s.cur = s.buffer()
+		}
+		k := min(len(p), FrameSize-len(s.cur))
+		s.cur = append(s.cur, p[:k]...)
+		p = p[k:]
+		if len(s.cur) == FrameSize {
+			if err := s.push(); err != nil {
+				s.cur = append(s.cur, p...) // kept for ReadBack
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (s *zstdSink) push() error {
+	if s.failed != nil {
+		return s.failed
+	}
+	select {
+	case s.frames <- s.cur:
+		s.cur = nil
+		return nil
+	case err := <-s.done:
+		if err == nil {
+			err = io.ErrClosedPipe
+		}
+		s.failed = err
+		return err
+	}
+}
+
+// stop ends the compressor and returns its error.
+func (s *zstdSink) stop() error {
+	if s.frames == nil {
+		return s.failed
+	}
+	close(s.frames)
+	s.frames = nil
+	if s.failed != nil {
+		return s.failed
+	}
+	err := <-s.done
+	if err != nil {
+		s.failed = err
+	}
+	return err
+}
+
+func (s *zstdSink) Finish() (int64, error) {
+	if len(s.cur) > 0 {
+		if err := s.push(); err != nil {
+			return 0, err
+		}
+	}
+	if err := s.stop(); err != nil {
+		return 0, err
+	}
+	if err := s.sw.Close(); err != nil {
+		return 0, err
+	}
+	if err := s.f.Sync(); err != nil {
+		return 0, err
+	}
+	fi, err := s.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// ReadBack writes every accepted byte: written frames decoded from the
+// file, then frames not yet written, then the frame being filled.
+func (s *zstdSink) ReadBack(out io.Writer) error {
+	// Stop the compressor first, then take the frames it never sourced:
+	// with it gone, nothing else receives, so their order is kept.
+	var queued [][]byte
+	if ch := s.frames; ch != nil {
+		close(ch)
+		s.frames = nil
+		if s.failed == nil {
+			s.failed = <-s.done
+		}
+		for b := range ch {
+			queued = append(queued, b)
+		}
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(4*FrameSize))
+	if err != nil {
+		return err
+	}
+	defer dec.Close()
+	s.mu.Lock()
+	written, pending := s.written, s.pending
+	s.mu.Unlock()
+	var dst []byte
+	for _, e := range written {
+		src := make([]byte, e.CompressedSize)
+		if _, err := s.f.ReadAt(src, int64(e.CompressedOffset)); err != nil {
+			return err
+		}
+		if dst, err = dec.DecodeAll(src, dst[:0]); err != nil {
+			return err
+		}
+		if _, err := out.Write(dst); err != nil {
+			return err
+		}
+	}
+	for _, b := range append(append(pending, queued...), s.cur) {
+		if _, err := io.Copy(out, bytes.NewReader(b)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *zstdSink) File() *os.File           { return s.f }
+func (s *zstdSink) Compression() Compression { return CompressZstd }
+
+// worthCompressing is the auto rule: the first 256 KiB compress at least
+// 1.5×.
+func worthCompressing(head []byte) bool {
+	sample := head[:min(len(head), 256<<10)]
+	c := zstdEncoder().EncodeAll(sample, nil)
+	return float64(len(sample)) >= 1.5*float64(len(c))
+}
