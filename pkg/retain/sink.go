@@ -50,10 +50,11 @@ func (s *plainSink) Compression() Compression { return CompressNone }
 // keeps the ratio within a few percent of one long stream.
 const FrameSize = 256 << 10
 
-// zstdEncoder is shared: EncodeAll is safe for concurrent use.
+// zstdEncoder is shared: EncodeAll is safe for concurrent use, with one
+// encoder per core (the default concurrency).
 var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true),
-		zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+		zstd.WithWindowSize(FrameSize))
 	if err != nil {
 		panic(err) // only for invalid options
 	}
