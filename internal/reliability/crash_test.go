@@ -1,0 +1,145 @@
+package reliability
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/retval/retval/pkg/retain"
+)
+
+// crashInputs are the sizes the crash test retains.
+var crashInputs = []int{30 << 10, 2 << 20, 24 << 20}
+
+func makeInput(t *testing.T, dir string, size int) string {
+	t.Helper()
+	var b bytes.Buffer
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "%d line of a crash test — ünïcode %s\n", i, strings.Repeat("z", i%97))
+	}
+	p := filepath.Join(dir, fmt.Sprintf("in-%d.txt", size))
+	if err := os.WriteFile(p, b.Bytes()[:size], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkStore asserts the store's promise: every descriptor has its whole
+// content (size and SHA-256), so no stub can point at nothing. It returns
+// the number of values and of debris files seen.
+func checkStore(t *testing.T, runs string, inputs map[string][]byte) (values, debris int) {
+	t.Helper()
+	s := retain.Open(runs)
+	ents, err := os.ReadDir(runs)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0
+	}
+	for _, re := range ents {
+		run, ok := retain.RunFromDirName(re.Name())
+		if !ok {
+			continue
+		}
+		files, _ := os.ReadDir(filepath.Join(runs, re.Name()))
+		for _, f := range files {
+			name := f.Name()
+			if retain.IsTemp(name) {
+				debris++
+				continue
+			}
+			id, ok := strings.CutSuffix(name, ".meta.json")
+			if !ok {
+				continue
+			}
+			values++
+			v, err := s.OpenValue(string(run), id)
+			if err != nil {
+				t.Fatalf("descriptor %s/%s without whole content: %v", run, name, err)
+			}
+			got, err := v.Bytes(0, v.Size())
+			v.Close()
+			if err != nil {
+				t.Fatalf("value %s/%s unreadable: %v", run, id, err)
+			}
+			sum := sha256.Sum256(got)
+			if hex.EncodeToString(sum[:]) != v.Desc.SHA256 {
+				t.Fatalf("value %s/%s: digest mismatch", run, id)
+			}
+			if want, ok := inputs[id]; ok && !bytes.Equal(got, want) {
+				t.Fatalf("value %s/%s holds other bytes than were retained", run, id)
+			}
+		}
+	}
+	return values, debris
+}
+
+// TestCrashRetain kills `retval retain` with SIGKILL at random points and
+// checks after each kill that the store holds only whole values, and that
+// replay prints either the stub of a whole value or the text verbatim.
+// -short runs 50 iterations; the full run 500.
+func TestCrashRetain(t *testing.T) {
+	iters := 500
+	if testing.Short() {
+		iters = 50
+	}
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	paths := map[int]string{}
+	data := map[int][]byte{}
+	for _, n := range crashInputs {
+		paths[n] = makeInput(t, dir, n)
+		data[n], _ = os.ReadFile(paths[n])
+	}
+	inputs := map[string][]byte{}
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	var killed, finished, committed int
+	for i := 0; i < iters; i++ {
+		size := crashInputs[r.IntN(len(crashInputs))]
+		comp := []string{"none", "zstd"}[r.IntN(2)]
+		call := fmt.Sprintf("c%d", i)
+		inputs[call] = data[size]
+		cmd := exec.Command(retval, "retain", "--runs-dir", runs, "--run", fmt.Sprintf("r%d", i%3), "--call", call,
+			"--compress", comp, "--threshold", "1KiB", "--max-value-size", "0", "--max-run-bytes", "0", "--max-run-values", "0", paths[size])
+		cmd.Stdout = new(bytes.Buffer)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill somewhere between start-up and a little past the expected
+		// end, so every stage gets hit.
+		time.Sleep(time.Duration(r.Int64N(int64(time.Duration(size/(40<<10))*time.Millisecond + 3*time.Millisecond))))
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if err == nil {
+			finished++
+		} else {
+			killed++
+		}
+		checkStore(t, runs, inputs)
+		// replay: the stub of a whole value, or the text verbatim.
+		rep := exec.Command(retval, "replay", "--runs-dir", runs, "--run", fmt.Sprintf("r%d", i%3), "--call", call, paths[size])
+		out, err := rep.Output()
+		if err != nil {
+			t.Fatalf("replay after kill: %v", err)
+		}
+		if bytes.HasPrefix(out, []byte("[retained #"+call+"]")) {
+			committed++
+		} else if !bytes.Equal(out, data[size]) {
+			t.Fatalf("replay printed neither the stub nor the text (%d bytes)", len(out))
+		}
+	}
+	values, debris := checkStore(t, runs, inputs)
+	t.Logf("%d iterations: %d killed, %d finished; %d values whole, %d committed per replay, %d debris files, 0 lost",
+		iters, killed, finished, values, committed, debris)
+	if values != committed {
+		t.Fatalf("%d descriptors but replay found %d stubs", values, committed)
+	}
+}

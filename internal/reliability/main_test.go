@@ -1,0 +1,33 @@
+// Package reliability holds the tests that try to make retval lose data:
+// processes killed at random points, racing writers and collectors, full
+// disks. They run the real binary, as a harness does.
+package reliability
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// retval is the binary under test, built once by TestMain.
+var retval string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "retval-reliability-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	retval = filepath.Join(dir, "retval")
+	build := exec.Command("go", "build", "-o", retval, "github.com/retval/retval")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building retval:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
