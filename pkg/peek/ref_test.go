@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"regexp"
-	"strings"
 
 	"github.com/retval/retval/pkg/retain"
 )
@@ -319,12 +318,4 @@ func refBytes(b []byte, start, end int64, c Caps) (*BytesPage, error) {
 	}
 	p.Data = b[start:stop]
 	return p, nil
-}
-
-// lineOf names a line for test failures.
-func lineOf(l Line) string {
-	var s strings.Builder
-	s.WriteString(gutter(l.N))
-	s.Write(l.Text)
-	return s.String()
 }
