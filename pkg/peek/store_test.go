@@ -42,9 +42,13 @@ func TestStoreSeek(t *testing.T) {
 		"middle": func(src source) (page, error) { return lines(src, n/2, n/2+399, DefaultCaps) },
 		"end":    func(src source) (page, error) { return lines(src, n-399, n, DefaultCaps) },
 		"to end": func(src source) (page, error) { return lines(src, n-10, ToEnd, DefaultCaps) },
-		"query":  func(src source) (page, error) { return query(src, QueryOptions{Query: "日本語 ok", AfterLine: n / 3}, DefaultCaps) },
-		"regex":  func(src source) (page, error) { return query(src, QueryOptions{Query: `^0599\d\d level=3`, Regex: true, Context: 1}, DefaultCaps) },
-		"bytes":  func(src source) (page, error) { return bytesPage(src, int64(len(b))-5000, int64(len(b)), DefaultCaps) },
+		"query": func(src source) (page, error) {
+			return query(src, QueryOptions{Query: "日本語 ok", AfterLine: n / 3}, DefaultCaps)
+		},
+		"regex": func(src source) (page, error) {
+			return query(src, QueryOptions{Query: `^0599\d\d level=3`, Regex: true, Context: 1}, DefaultCaps)
+		},
+		"bytes": func(src source) (page, error) { return bytesPage(src, int64(len(b))-5000, int64(len(b)), DefaultCaps) },
 	}
 	want := map[string][]byte{}
 	for name, f := range pages {
