@@ -2,6 +2,7 @@ package peek
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +11,7 @@ import (
 )
 
 // retainValue stores b as value id of run r in a new store and opens it.
-func retainValue(t *testing.T, b []byte) (*retain.Store, *retain.Value) {
+func retainValue(t testing.TB, b []byte) (*retain.Store, *retain.Value) {
 	t.Helper()
 	s := retain.Open(t.TempDir())
 	l := retain.DefaultLimits()
@@ -121,5 +122,57 @@ func TestStoreErrors(t *testing.T) {
 	p, err := Query(v, QueryOptions{Query: "b"}, DefaultCaps)
 	if err != nil || string(p.Render()) != "2: b\n[1 matches; shown 1-1]\n" {
 		t.Errorf("query: %q, %v", p.Render(), err)
+	}
+}
+
+var benchLog []byte
+
+// retainValueB retains a ~46 MiB log for benchmarks.
+func retainValueB(b *testing.B) (*retain.Store, *retain.Value) {
+	if benchLog == nil {
+		benchLog = bigLog(1_000_000)
+	}
+	return retainValue(b, benchLog)
+}
+
+// TestStoreCorrupt: a search reads every block of a large value, and a
+// damaged block is reported as corrupt, never searched as if it were data.
+func TestStoreCorrupt(t *testing.T) {
+	b := bigLog(60_000) // ~2.7 MiB, indexed
+	s, v := retainValue(t, b)
+	v.Close()
+	p := filepath.Join(s.RunDir("r"), retain.ContentName("v", retain.CompressNone))
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0x20
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []QueryOptions{{Query: "no such text"}, {Query: "no such text", Regex: true}} {
+		v, err := s.OpenValue("r", "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Query(v, o, DefaultCaps); !errors.Is(err, retain.ErrCorrupt) {
+			t.Errorf("%+v: got %v, want corrupt", o, err)
+		}
+		v.Close()
+	}
+	// Without its index, the value is checked whole against its SHA-256.
+	if err := os.Remove(filepath.Join(s.RunDir("r"), retain.LinesName("v"))); err != nil {
+		t.Fatal(err)
+	}
+	v, err = s.OpenValue("r", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if _, err := Query(v, QueryOptions{Query: "x"}, DefaultCaps); !errors.Is(err, retain.ErrCorrupt) {
+		t.Errorf("without an index: got %v, want corrupt", err)
 	}
 }
