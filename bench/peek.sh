@@ -5,6 +5,8 @@
 #
 #   bench/peek.sh [SIZE_MIB]      (default 1024: a 1 GiB log)
 #
+# LOG=FILE uses an existing log instead of generating one.
+#
 # Needs: go, hyperfine, awk, GNU time. Writes everything under a temporary
 # directory and removes it at the end (keep it with KEEP=1).
 set -euo pipefail
@@ -19,8 +21,8 @@ rv="$work/retval"
 
 # A deterministic log of mixed ASCII and multi-byte lines; one line in
 # 4,000,000 holds a rare marker, about one in five holds "level=3".
-log="$work/log.txt"
-awk -v limit=$((size_mib << 20)) 'BEGIN {
+log="${LOG:-$work/log.txt}"
+[ -n "${LOG:-}" ] || awk -v limit=$((size_mib << 20)) 'BEGIN {
 	split("GET POST résumé 日本語 ошибка ok timeout 🙂 données ünïcödé", w, " ")
 	x = 1; n = 0; bytes = 0
 	while (bytes < limit) {
@@ -47,14 +49,14 @@ mid=$((lines / 2))
 end=$((lines - 399))
 for a in 1 $mid $end; do
 	b=$((a + 399))
-	hyperfine -N --warmup 3 --runs 10 --export-markdown "$work/lines-$a.md" \
+	hyperfine -N --warmup 3 --runs 20 --output=pipe \
 		-n "peek --lines $a-$b" "$peek --lines $a-$b" \
 		-n "sed -n '$a,${b}p;${b}q'" "sed -n $a,${b}p;${b}q $log" \
 		-n "tail -n +$a | head -n 400" "sh -c 'tail -n +$a $log | head -n 400'"
 done
 
 for q in rare-marker-7f3a level=3; do
-	hyperfine -N -i --warmup 2 --runs 5 --output=null \
+	hyperfine -N -i --warmup 2 --runs 10 --output=pipe \
 		-n "peek --query $q" "$rv peek --run bench log --query $q" \
 		-n "grep -nF $q" "grep -nF $q $log" \
 		-n "grep -cF $q" "grep -cF $q $log"
