@@ -1,6 +1,11 @@
 // Package peek reads slices of retained values the way a person reads a
 // file: line ranges with a read_file gutter, searches and byte ranges. It
 // reads through pkg/retain, so every byte it returns has been checked.
+//
+// A Go harness calls Lines, Query or Bytes with an open *retain.Value and
+// the Caps of CapsFor, and gets a page: the structured result, which its
+// Render method turns into the text the CLI prints. StripGutter undoes the
+// gutter on text a model pasted back from a page.
 package peek
 
 import (
@@ -12,41 +17,97 @@ import (
 	"github.com/retval/retval/pkg/retain"
 )
 
-// scanChunk is how much is read at a time when scanning for lines.
-const scanChunk = 64 << 10
+// scanChunk is how much is read at a time when scanning for lines (a
+// variable so that tests can make chunk boundaries fall everywhere).
+var scanChunk = 64 << 10
 
-// splitsRune reports whether offset o of v falls inside a valid multi-byte
-// UTF-8 sequence. Invalid bytes count as sequences of one byte, so any
-// offset next to them is a boundary.
-func splitsRune(v *retain.Value, o int64) (bool, error) {
-	if o <= 0 || o >= v.Size() {
-		return false, nil
+// source is what peek reads: a *retain.Value, or in tests a wrapper that
+// counts what is read or supplies its own index.
+type source interface {
+	io.ReaderAt
+	Size() int64
+	Lines() int64
+	Index() *retain.Index
+}
+
+// valueSource adapts a *retain.Value.
+type valueSource struct{ *retain.Value }
+
+func (s valueSource) Lines() int64 { return s.Desc.Lines }
+
+func sourceOf(v *retain.Value) source { return valueSource{v} }
+
+// readFull reads len(p) bytes at off, or fewer at the end of src.
+func readFull(src source, p []byte, off int64) (int, error) {
+	n, err := src.ReadAt(p, off)
+	if err == io.EOF && off+int64(n) == src.Size() {
+		err = nil
 	}
-	lo := max(0, o-(utf8.UTFMax-1))
-	hi := min(v.Size(), o+utf8.UTFMax)
-	w, err := v.Bytes(lo, hi)
-	if err != nil {
-		return false, err
+	return n, err
+}
+
+// splitsAt reports whether offset rel of w falls inside a valid multi-byte
+// UTF-8 sequence, looking only at the nearest lead byte before it. Invalid
+// bytes count as sequences of one byte, so any offset next to them is a
+// boundary. w must hold the bytes around rel (utf8.UTFMax-1 before, UTFMax
+// after) where the value has them.
+func splitsAt(w []byte, rel int) bool {
+	if rel <= 0 || rel >= len(w) {
+		return false
 	}
-	rel := int(o - lo)
 	for k := rel - 1; k >= 0 && k >= rel-(utf8.UTFMax-1); k-- {
 		if w[k]&0xC0 == 0x80 {
 			continue
 		}
 		r, size := utf8.DecodeRune(w[k:])
 		if r == utf8.RuneError && size <= 1 {
-			return false, nil
+			return false
 		}
-		return k+size > rel, nil
+		return k+size > rel
 	}
-	return false, nil
+	return false
+}
+
+// splitsRune reports whether offset o of src falls inside a valid multi-byte
+// UTF-8 sequence.
+func splitsRune(src source, o int64) (bool, error) {
+	if o <= 0 || o >= src.Size() {
+		return false, nil
+	}
+	lo := max(0, o-(utf8.UTFMax-1))
+	hi := min(src.Size(), o+utf8.UTFMax)
+	var w [2*utf8.UTFMax - 1]byte
+	n, err := readFull(src, w[:hi-lo], lo)
+	if err != nil {
+		return false, err
+	}
+	return splitsAt(w[:n], int(o-lo)), nil
+}
+
+// boundaryAtOrBefore returns the largest offset in (floor, o] that does not
+// split a UTF-8 sequence, or floor when there is none.
+func boundaryAtOrBefore(src source, o, floor int64) (int64, error) {
+	for ; o > floor; o-- {
+		split, err := splitsRune(src, o)
+		if err != nil {
+			return 0, err
+		}
+		if !split {
+			return o, nil
+		}
+	}
+	return floor, nil
 }
 
 // CheckBytes checks a half-open byte range [start, end) of v: in bounds,
 // start ≤ end, and neither end inside a UTF-8 sequence. The error is
 // invalid_range and names the offending offset and the nearest valid ones.
 func CheckBytes(v *retain.Value, start, end int64) error {
-	size := v.Size()
+	return checkBytes(sourceOf(v), start, end)
+}
+
+func checkBytes(src source, start, end int64) error {
+	size := src.Size()
 	switch {
 	case start < 0 || end < 0:
 		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: offsets must be ≥ 0", start, end)
@@ -56,20 +117,20 @@ func CheckBytes(v *retain.Value, start, end int64) error {
 		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: end is past the end of the value (%d bytes)", start, end, size)
 	}
 	for _, o := range []int64{start, end} {
-		split, err := splitsRune(v, o)
+		split, err := splitsRune(src, o)
 		if err != nil {
 			return err
 		}
 		if split {
 			below, above := o, o
 			for below > 0 {
-				if s, err := splitsRune(v, below); err != nil || !s {
+				if s, err := splitsRune(src, below); err != nil || !s {
 					break
 				}
 				below--
 			}
 			for above < size {
-				if s, err := splitsRune(v, above); err != nil || !s {
+				if s, err := splitsRune(src, above); err != nil || !s {
 					break
 				}
 				above++
@@ -80,27 +141,34 @@ func CheckBytes(v *retain.Value, start, end int64) error {
 	return nil
 }
 
+// checkLines checks a line range against a value of n lines.
+func checkLines(first, last, n int64) error {
+	if first < 1 || last < first {
+		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d: lines count from 1 and the range must not be reversed", first, last)
+	}
+	if first > n {
+		return retain.Errorf(retain.CodeInvalidRange, "line %d is past the end: the value has %d lines", first, n)
+	}
+	return nil
+}
+
 // LineSpan returns the byte span [start, end) of lines first..last
 // (1-based, inclusive), the newline ending last included, and the last line
 // actually covered: a last past the end is cut to the value's last line. A
 // first line past the end is invalid_range. It seeks through the value's
 // line index where it has one and scans from there.
 func LineSpan(v *retain.Value, first, last int64) (start, end, gotLast int64, err error) {
-	n := v.Desc.Lines
-	if first < 1 || last < first {
-		return 0, 0, 0, retain.Errorf(retain.CodeInvalidRange, "line range %d-%d: lines count from 1 and the range must not be reversed", first, last)
-	}
-	if first > n {
-		return 0, 0, 0, retain.Errorf(retain.CodeInvalidRange, "line %d is past the end: the value has %d lines", first, n)
+	return lineSpan(sourceOf(v), first, last)
+}
+
+func lineSpan(src source, first, last int64) (start, end, gotLast int64, err error) {
+	n := src.Lines()
+	if err := checkLines(first, last, n); err != nil {
+		return 0, 0, 0, err
 	}
 	last = min(last, n)
-	at, off := int64(1), int64(0)
-	if ix := v.Index(); ix != nil {
-		at, off = ix.LineStart(first)
-	}
-	sc := &lineScanner{v: v, off: off}
-	// Skip to the start of first.
-	if start, err = sc.skipLines(first - at); err != nil {
+	sc := newLineScanner(src)
+	if start, err = sc.seek(first); err != nil {
 		return 0, 0, 0, err
 	}
 	if end, err = sc.skipLines(last - first + 1); err != nil {
@@ -109,33 +177,105 @@ func LineSpan(v *retain.Value, first, last int64) (start, end, gotLast int64, er
 	return start, end, last, nil
 }
 
-// lineScanner moves forward through a value line by line.
+// lineScanner moves forward through a value line by line. At rest, off is
+// the start of line (or the end of the value).
 type lineScanner struct {
-	v   *retain.Value
-	off int64
-	buf []byte
+	src  source
+	line int64
+	off  int64
+	buf  []byte // scratch for skipping
+
+	win    []byte // buffered bytes at winOff, for reading lines
+	winOff int64
+	winBuf []byte
+}
+
+func newLineScanner(src source) *lineScanner { return &lineScanner{src: src, line: 1} }
+
+// seek moves to the start of line (which must not be behind the scanner),
+// jumping through the index when that is further along, and returns its
+// offset. A line past the end stops at the end of the value.
+func (s *lineScanner) seek(line int64) (int64, error) {
+	if ix := s.src.Index(); ix != nil {
+		if at, off := ix.LineStart(line); at > s.line {
+			s.line, s.off = at, off
+		}
+	}
+	return s.skipLines(line - s.line)
+}
+
+// seekOffset moves to the start of the line holding offset o (which must
+// not be behind the scanner) and returns that line's number.
+func (s *lineScanner) seekOffset(o int64) (int64, error) {
+	if ix := s.src.Index(); ix != nil {
+		i := searchStarts(ix.Starts, o)
+		if at := 1 + int64(i)*ix.Stride; at > s.line {
+			s.line, s.off = at, ix.Starts[i]
+		}
+	}
+	s.ensureBuf()
+	// Only the newlines strictly before o matter: the line holding o
+	// starts after the last of them.
+	for pos := s.off; pos < o; {
+		n, err := readFull(s.src, s.buf[:min(int64(len(s.buf)), o-pos)], pos)
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			break
+		}
+		p := s.buf[:n]
+		if c := int64(bytes.Count(p, nl)); c > 0 {
+			s.line += c
+			s.off = pos + int64(bytes.LastIndexByte(p, '\n')+1)
+		}
+		pos += int64(n)
+	}
+	return s.line, nil
+}
+
+// searchStarts returns the index of the last entry of starts ≤ o.
+func searchStarts(starts []int64, o int64) int {
+	lo, hi := 0, len(starts)
+	for lo+1 < hi {
+		m := (lo + hi) / 2
+		if starts[m] <= o {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+var nl = []byte{'\n'}
+
+func (s *lineScanner) ensureBuf() {
+	if s.buf == nil {
+		s.buf = make([]byte, scanChunk)
+	}
 }
 
 // skipLines moves past k newlines (or to the end of the value) and returns
 // the offset it stopped at.
 func (s *lineScanner) skipLines(k int64) (int64, error) {
-	if s.buf == nil {
-		s.buf = make([]byte, scanChunk)
-	}
-	for k > 0 && s.off < s.v.Size() {
-		n, err := s.v.ReadAt(s.buf[:min(int64(len(s.buf)), s.v.Size()-s.off)], s.off)
-		if err != nil && err != io.EOF {
+	s.ensureBuf()
+	for k > 0 && s.off < s.src.Size() {
+		n, err := readFull(s.src, s.buf[:min(int64(len(s.buf)), s.src.Size()-s.off)], s.off)
+		if err != nil {
 			return 0, err
 		}
 		p := s.buf[:n]
-		if c := int64(bytes.Count(p, []byte{'\n'})); c < k {
+		if c := int64(bytes.Count(p, nl)); c < k {
 			k -= c
+			s.line += c
 			s.off += int64(n)
 			continue
 		}
 		for pos := 0; ; {
 			j := bytes.IndexByte(p[pos:], '\n')
 			pos += j + 1
+			s.line++
 			if k--; k == 0 {
 				s.off += int64(pos)
 				return s.off, nil

@@ -1,0 +1,224 @@
+package cmd
+
+import (
+	"strings"
+
+	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/peek"
+	"github.com/retval/retval/pkg/retain"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(peekCommand) }
+
+func peekCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "peek",
+		Usage:     "read slices of a retained value: line ranges, searches, byte ranges",
+		UsageText: "retval peek --run R ID [--lines A-B] [--query TEXT [--regex] [--ignore-case] [--context N] [--after-line L]] [--bytes A-B]",
+		Description: `Prints part of a retained value the way a person reads a file. Each line
+carries the gutter "N: " (its number, a colon, a space), as read_file shows
+it, so a line pasted into an edit is recognised. Without a selector, prints
+from line 1 as far as the caps allow (--lines 1-400 by default).
+
+Output is capped at --peek-lines lines and --peek-bytes bytes, and always
+stays below the retain threshold so a peek is never retained itself. When
+a cap cuts the output, or the page is full and the value goes on, a last
+line names what was shown and the exact flag that continues, e.g.
+   [lines 1-400 of 2871; next: --lines 401-800]
+A line longer than the cap is cut on a UTF-8 boundary and the last line
+names the --bytes range holding the rest of it.
+
+--query prints the matching lines (a substring; an RE2 expression with
+--regex, matched within each line) and a last line with the total,
+   [57 matches; shown 1-40; next: --after-line 913]
+--bytes A-B prints the half-open byte range as stored; neither end may
+split a UTF-8 sequence. Flags may come before or after ID.
+
+Example:
+   retval peek --run "$RUN" c1 --lines 120-160
+   retval peek --run "$RUN" c1 --query 'FAIL:' --context 2
+   retval peek --run "$RUN" c1 --query '^panic: ' --regex --after-line 913
+   retval peek --run "$RUN" c1 --bytes 4096-8192
+
+Exit status: 0 printed, 1 I/O error or corrupt value, 2 usage (bad flag or
+combination, or caps that would reach the threshold), 3 unknown value or
+collected run, 7 invalid range (a line past the end, a byte range out of
+bounds or splitting a UTF-8 sequence).`,
+		Flags: append(globalFlags("peek-lines", "peek-bytes", "threshold"),
+			&cli.StringFlag{Name: "lines", Usage: "inclusive 1-based line range A-B"},
+			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B"},
+			&cli.StringFlag{Name: "query", Usage: "print the lines holding TEXT, and how many there are"},
+			&cli.BoolFlag{Name: "regex", Usage: "the query is an RE2 expression, matched within each line"},
+			&cli.BoolFlag{Name: "ignore-case", Usage: "match the query regardless of case"},
+			&cli.Int64Flag{Name: "context", Usage: "lines shown before and after each match"},
+			&cli.Int64Flag{Name: "after-line", Usage: "show only matches after line L (the paging flag)"},
+		),
+		Action: func(c *cli.Context) error { return runPeek(c, envOf(c)) },
+	}
+}
+
+func runPeek(c *cli.Context, e *env) error {
+	args, err := interspersed(c)
+	if err != nil {
+		return err
+	}
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
+	run, err := needRun(r)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usageErr("want exactly one value id: retval peek --run R ID [--lines A-B | --query TEXT | --bytes A-B]")
+	}
+	caps, err := peek.CapsFor(r.Limits, r.Values["peek-bytes"].Source != config.FromDefault)
+	if err != nil {
+		return err
+	}
+	sel, err := peekSelector(c)
+	if err != nil {
+		return err
+	}
+	v, err := retain.Open(r.RunsDir).OpenValue(run, args[0])
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	out := peekJSON{ID: string(v.Desc.ID), Run: string(v.Run), Kind: sel.kind}
+	var p interface {
+		Render() []byte
+		Trailer() string
+	}
+	switch sel.kind {
+	case "lines":
+		lp, err := peek.Lines(v, sel.a, sel.b, caps)
+		if err != nil {
+			return err
+		}
+		p, out.Page = lp, lp
+	case "bytes":
+		bp, err := peek.Bytes(v, sel.a, sel.b, caps)
+		if err != nil {
+			return err
+		}
+		p, out.Page = bp, bp
+	case "query":
+		qp, err := peek.Query(v, sel.query, caps)
+		if err != nil {
+			return err
+		}
+		p, out.Page = qp, qp
+	}
+	text := p.Render()
+	if r.JSON {
+		out.Text, out.Trailer = string(text), p.Trailer()
+		return writeJSON(e.stdout, out)
+	}
+	_, err = e.stdout.Write(text)
+	return err
+}
+
+// peekJSON is peek's --json output: the page's fields, and the text the
+// command prints without --json.
+type peekJSON struct {
+	ID      string `json:"id"`
+	Run     string `json:"run"`
+	Kind    string `json:"kind"` // lines, query or bytes
+	Page    any    `json:"page"`
+	Trailer string `json:"trailer"`
+	Text    string `json:"text"`
+}
+
+// selector is what a peek reads.
+type selector struct {
+	kind  string
+	a, b  int64
+	query peek.QueryOptions
+}
+
+// peekSelector reads the selector flags and refuses combinations that
+// mean nothing.
+func peekSelector(c *cli.Context) (selector, error) {
+	var given []string
+	for _, f := range []string{"lines", "bytes", "query"} {
+		if c.IsSet(f) {
+			given = append(given, "--"+f)
+		}
+	}
+	if len(given) > 1 {
+		return selector{}, usageErr("%s cannot be combined: give one of --lines, --query or --bytes", strings.Join(given, " and "))
+	}
+	if !c.IsSet("query") {
+		for _, f := range []string{"regex", "ignore-case", "context", "after-line"} {
+			if c.IsSet(f) {
+				return selector{}, usageErr("--%s only applies to a search: add --query TEXT", f)
+			}
+		}
+	}
+	switch {
+	case c.IsSet("bytes"):
+		a, b, err := peek.ParseRange(c.String("bytes"))
+		return selector{kind: "bytes", a: a, b: b}, err
+	case c.IsSet("query"):
+		return selector{kind: "query", query: peek.QueryOptions{
+			Query: c.String("query"), Regex: c.Bool("regex"), IgnoreCase: c.Bool("ignore-case"),
+			Context: c.Int64("context"), AfterLine: c.Int64("after-line"),
+		}}, nil
+	case c.IsSet("lines"):
+		a, b, err := peek.ParseRange(c.String("lines"))
+		return selector{kind: "lines", a: a, b: b}, err
+	}
+	return selector{kind: "lines", a: 1, b: peek.ToEnd}, nil
+}
+
+// interspersed parses flags that follow the positional arguments (the flag
+// library stops at the first one), as in "retval peek c1 --lines 1-40",
+// the form a stub's read-more line suggests, and returns the positional
+// arguments. "--" ends the flags.
+func interspersed(c *cli.Context) ([]string, error) {
+	rest := c.Args().Slice()
+	var pos []string
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			return append(pos, rest[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := commandFlag(c, name)
+		if f == nil {
+			return nil, usageErr("flag provided but not defined: %s", a)
+		}
+		if _, isBool := f.(*cli.BoolFlag); isBool && !hasValue {
+			value, hasValue = "true", true
+		}
+		if !hasValue {
+			if i+1 == len(rest) {
+				return nil, usageErr("flag needs an argument: %s", a)
+			}
+			i++
+			value = rest[i]
+		}
+		if err := c.Set(name, value); err != nil {
+			return nil, usageErr("invalid value %q for flag %s: %v", value, a, err)
+		}
+	}
+	return pos, nil
+}
+
+func commandFlag(c *cli.Context, name string) cli.Flag {
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	return nil
+}

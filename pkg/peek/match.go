@@ -1,0 +1,451 @@
+package peek
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/retval/retval/pkg/retain"
+)
+
+// queryChunk is how much of a value a search reads at a time. Lines that
+// fit in it are searched in place; a longer line is searched as a stream.
+// (A variable so that tests can make chunk boundaries fall everywhere.)
+var queryChunk = 1 << 20
+
+// scanResult is what a search pass finds.
+type scanResult struct {
+	total  int64   // matching lines
+	before int64   // matching lines starting before the after offset
+	starts []int64 // line starts of the first matches at or after it
+}
+
+// matcher finds matching lines in a value, one pass, bounded memory.
+type matcher interface {
+	scan(src source, afterOff int64, keep int) (scanResult, error)
+}
+
+// compileQuery returns the matcher of a query: a plain substring (SIMD
+// search over large chunks) or an RE2 expression matched line by line.
+func compileQuery(q string, regex, fold bool) (matcher, error) {
+	if q == "" {
+		return nil, retain.Errorf(retain.CodeUsage, "empty query: give the text to look for")
+	}
+	if !regex {
+		if strings.Contains(q, "\n") {
+			return nil, retain.Errorf(retain.CodeUsage, "a query matches within one line, so it cannot hold a newline; search for one line of it")
+		}
+		if !fold {
+			return substring([]byte(q)), nil
+		}
+		q = regexp.QuoteMeta(q)
+	}
+	re, syn, err := lineRegexp(q, fold)
+	if err != nil {
+		return nil, err
+	}
+	return &regexMatcher{re: re, required: requiredBytes(syn)}, nil
+}
+
+// lineRegexp compiles expr so that it matches within one line, like grep:
+// nothing in it can match a newline, ^ and \A match at the start of a line,
+// $ and \z at its end.
+func lineRegexp(expr string, fold bool) (*regexp.Regexp, *syntax.Regexp, error) {
+	flags := syntax.Perl
+	if fold {
+		flags |= syntax.FoldCase
+	}
+	re, err := syntax.Parse(expr, flags)
+	if err != nil {
+		return nil, nil, retain.Errorf(retain.CodeUsage, "invalid --regex %q: %v", expr, err)
+	}
+	re = perLine(re)
+	c, err := regexp.Compile(re.String())
+	return c, re, err
+}
+
+// requiredBytes returns, for each rune every match of re must contain (the
+// literals of its top-level sequence), the bytes of which one must occur
+// where that rune matches: the first byte of each spelling of the rune
+// under case folding. A search looks for these with IndexByte and runs the
+// expression only on the lines that have them.
+func requiredBytes(re *syntax.Regexp) [][]byte {
+	var lits []*syntax.Regexp
+	var walk func(*syntax.Regexp)
+	walk = func(r *syntax.Regexp) {
+		switch r.Op {
+		case syntax.OpLiteral:
+			lits = append(lits, r)
+		case syntax.OpConcat:
+			for _, s := range r.Sub {
+				walk(s)
+			}
+		case syntax.OpCapture:
+			walk(r.Sub[0])
+		case syntax.OpPlus:
+			walk(r.Sub[0]) // x+ holds at least one x
+		}
+	}
+	walk(re)
+	var out [][]byte
+	for _, l := range lits {
+		for _, r := range l.Rune {
+			if r == utf8.RuneError {
+				continue // it matches invalid bytes too: no byte is required
+			}
+			var set []byte
+			x := r
+			for {
+				var enc [utf8.UTFMax]byte
+				utf8.EncodeRune(enc[:], x)
+				if !bytes.Contains(set, enc[:1]) {
+					set = append(set, enc[0])
+				}
+				if l.Flags&syntax.FoldCase == 0 {
+					break
+				}
+				if x = unicode.SimpleFold(x); x == r {
+					break
+				}
+			}
+			out = append(out, set)
+		}
+	}
+	return out
+}
+
+// perLine rewrites re so that it cannot match across a newline.
+func perLine(re *syntax.Regexp) *syntax.Regexp {
+	for i, s := range re.Sub {
+		re.Sub[i] = perLine(s)
+	}
+	switch re.Op {
+	case syntax.OpAnyChar:
+		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpBeginText:
+		re.Op = syntax.OpBeginLine
+	case syntax.OpEndText:
+		re.Op, re.Flags = syntax.OpEndLine, re.Flags&^syntax.WasDollar
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return &syntax.Regexp{Op: syntax.OpNoMatch}
+			}
+		}
+	case syntax.OpCharClass:
+		var out []rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo <= '\n' && '\n' <= hi {
+				if lo < '\n' {
+					out = append(out, lo, '\n'-1)
+				}
+				if hi > '\n' {
+					out = append(out, '\n'+1, hi)
+				}
+				continue
+			}
+			out = append(out, lo, hi)
+		}
+		if len(out) == 0 {
+			return &syntax.Regexp{Op: syntax.OpNoMatch}
+		}
+		re.Rune = out
+	}
+	return re
+}
+
+// substring matches lines holding a fixed string. It never splits the
+// value into lines: it jumps from candidate to candidate with a SIMD
+// IndexByte on the query's rarest byte (by the value's own byte counts), and
+// after a match skips only the rest of that line, so a rare string costs one
+// pass at memory speed and no line bookkeeping at all. Chunks are read
+// block-aligned straight into the buffer (retain.Value.ReadBlocks); the last
+// len(q)-1 bytes of a chunk are kept in front of the next, for matches that
+// straddle the boundary.
+type substring []byte
+
+func (q substring) scan(src source, afterOff int64, keep int) (scanResult, error) {
+	var r scanResult
+	size := src.Size()
+	ov := len(q) - 1
+	chunk := max(queryChunk, len(q))
+	buf := make([]byte, ov+chunk)
+	anchor := -1
+	lineStart := int64(0) // start of the line holding the first byte of p
+	skipping := false     // in a matching line, looking for its end
+	kept := 0             // bytes of the previous chunk kept in front
+	for base := int64(0); base < size; {
+		n, err := readChunk(src, buf[ov:ov+int(min(int64(chunk), size-base))], base)
+		if err != nil {
+			return r, err
+		}
+		if anchor < 0 {
+			anchor = rarest(q, buf[ov:ov+min(n, 256<<10)])
+		}
+		p := buf[ov-kept : ov+n]
+		pbase := base - int64(kept)
+		i := 0
+		cur := lineStart // the start of the line holding pbase+i
+		for {
+			if skipping {
+				j := bytes.IndexByte(p[i:], '\n')
+				if j < 0 {
+					i = len(p)
+					break
+				}
+				i += j + 1
+				cur = pbase + int64(i)
+				skipping = false
+			}
+			k := q.index(p[i:], anchor)
+			if k < 0 {
+				break
+			}
+			m := i + k
+			if j := bytes.LastIndexByte(p[i:m], '\n'); j >= 0 {
+				cur = pbase + int64(i+j+1)
+			}
+			r.add(cur, afterOff, keep)
+			i = m + len(q)
+			skipping = true
+		}
+		kept = 0
+		if !skipping {
+			kept = min(ov, len(p)-i)
+		}
+		if j := bytes.LastIndexByte(p[:len(p)-kept], '\n'); j >= 0 {
+			lineStart = pbase + int64(j+1)
+		}
+		copy(buf[ov-kept:ov], p[len(p)-kept:])
+		base += int64(n)
+	}
+	return r, nil
+}
+
+// index returns the offset of the first q in p, finding candidates by the
+// byte of q at anchor.
+func (q substring) index(p []byte, anchor int) int {
+	c := q[anchor]
+	for i := 0; len(p)-i >= len(q); {
+		k := bytes.IndexByte(p[i+anchor:len(p)-len(q)+anchor+1], c)
+		if k < 0 {
+			return -1
+		}
+		s := i + k
+		if p[s] == q[0] && bytes.Equal(p[s:s+len(q)], q) {
+			return s
+		}
+		i = s + 1
+	}
+	return -1
+}
+
+// rarest returns the position in q of the byte that is rarest in sample.
+func rarest(q []byte, sample []byte) int {
+	var count [256]int
+	for _, c := range sample {
+		count[c]++
+	}
+	best := 0
+	for i := range q {
+		if count[q[i]] < count[q[best]] {
+			best = i
+		}
+	}
+	return best
+}
+
+// readChunk reads len(p) bytes at off (fewer at the end), through
+// retain.Value.ReadBlocks when src has it.
+func readChunk(src source, p []byte, off int64) (int, error) {
+	if br, ok := src.(interface {
+		ReadBlocks([]byte, int64) (int, error)
+	}); ok {
+		n, err := br.ReadBlocks(p, off)
+		if err == io.EOF && off+int64(n) == src.Size() {
+			err = nil
+		}
+		return n, err
+	}
+	return readFull(src, p, off)
+}
+
+func (r *scanResult) add(lineStart, afterOff int64, keep int) {
+	r.total++
+	if lineStart < afterOff {
+		r.before++
+	} else if keep < 0 || len(r.starts) < keep {
+		r.starts = append(r.starts, lineStart)
+	}
+}
+
+// regexMatcher matches lines with an RE2 expression (see lineRegexp). Lines
+// that fit in a chunk are searched a chunk at a time; a longer line is
+// matched as a stream, so memory stays bounded whatever the line length.
+type regexMatcher struct {
+	re       *regexp.Regexp
+	required [][]byte // see requiredBytes
+}
+
+// candidates finds, in text, the next byte of one set of required bytes:
+// the set that is rarest in a sample of the value.
+type candidates struct {
+	set  []byte
+	next []int // next occurrence of each byte at or after the last position asked; -1 none
+	from int
+}
+
+func (m *regexMatcher) pick(sample []byte) *candidates {
+	if len(m.required) == 0 {
+		return nil
+	}
+	var count [256]int
+	for _, c := range sample {
+		count[c]++
+	}
+	best, bestN := 0, -1
+	for i, set := range m.required {
+		n := 0
+		for _, c := range set {
+			n += count[c]
+		}
+		if bestN < 0 || n < bestN {
+			best, bestN = i, n
+		}
+	}
+	return &candidates{set: m.required[best], next: make([]int, len(m.required[best]))}
+}
+
+// reset starts over on a new text.
+func (c *candidates) reset() {
+	for j := range c.next {
+		c.next[j] = -2 // unknown
+	}
+	c.from = 0
+}
+
+// find returns the first position ≥ pos in text holding a byte of the set,
+// or -1. Positions asked for never go back until reset.
+func (c *candidates) find(text []byte, pos int) int {
+	best := -1
+	for j, b := range c.set {
+		if c.next[j] != -1 && c.next[j] < pos {
+			if k := bytes.IndexByte(text[pos:], b); k < 0 {
+				c.next[j] = -1
+			} else {
+				c.next[j] = pos + k
+			}
+		}
+		if n := c.next[j]; n >= 0 && (best < 0 || n < best) {
+			best = n
+		}
+	}
+	return best
+}
+
+func (m *regexMatcher) scan(src source, afterOff int64, keep int) (scanResult, error) {
+	var r scanResult
+	size := src.Size()
+	buf := make([]byte, queryChunk)
+	base, fill := int64(0), 0 // buf[:fill] holds the bytes at base, base a line start
+	var cand *candidates
+	picked := false
+	for base < size {
+		n, err := readFull(src, buf[fill:min(int64(len(buf)), size-base)], base+int64(fill))
+		if err != nil {
+			return r, err
+		}
+		n += fill
+		atEnd := base+int64(n) == size
+		text := buf[:n]
+		if !atEnd {
+			j := bytes.LastIndexByte(text, '\n')
+			if j < 0 {
+				// One line longer than the buffer.
+				end, err := m.longLine(src, base, &r, afterOff, keep)
+				if err != nil {
+					return r, err
+				}
+				base, fill = end, 0
+				continue
+			}
+			text = text[:j+1]
+		}
+		consumed := len(text)
+		if len(text) > 0 && text[len(text)-1] == '\n' {
+			text = text[:len(text)-1]
+		}
+		if cand == nil && !picked {
+			cand, picked = m.pick(text[:min(len(text), 256<<10)]), true
+		}
+		if cand != nil {
+			// Run the expression only on lines holding a required byte.
+			cand.reset()
+			for pos := 0; pos <= len(text); {
+				c := cand.find(text, pos)
+				if c < 0 {
+					break
+				}
+				ls := bytes.LastIndexByte(text[pos:c], '\n') + 1 + pos
+				le := len(text)
+				if j := bytes.IndexByte(text[c:], '\n'); j >= 0 {
+					le = c + j
+				}
+				if m.re.Match(text[ls:le]) {
+					r.add(base+int64(ls), afterOff, keep)
+				}
+				pos = le + 1
+			}
+			fill = copy(buf, buf[consumed:n])
+			base += int64(consumed)
+			if atEnd {
+				break
+			}
+			continue
+		}
+		for i := 0; i <= len(text); {
+			loc := m.re.FindIndex(text[i:])
+			if loc == nil {
+				break
+			}
+			at := i + loc[0]
+			ls := bytes.LastIndexByte(text[:at], '\n') + 1
+			r.add(base+int64(ls), afterOff, keep)
+			j := bytes.IndexByte(text[at:], '\n')
+			if j < 0 {
+				break
+			}
+			i = at + j + 1
+		}
+		fill = copy(buf, buf[consumed:n])
+		base += int64(consumed)
+		if atEnd {
+			break
+		}
+	}
+	return r, nil
+}
+
+// longLine matches the line starting at start as a stream and returns the
+// offset just past it.
+func (m *regexMatcher) longLine(src source, start int64, r *scanResult, afterOff int64, keep int) (int64, error) {
+	end, newline, err := lineEnd(src, start)
+	if err != nil {
+		return 0, err
+	}
+	textEnd := end
+	if newline {
+		textEnd--
+	}
+	rd := bufio.NewReaderSize(io.NewSectionReader(src, start, textEnd-start), scanChunk)
+	if m.re.MatchReader(rd) {
+		r.add(start, afterOff, keep)
+	}
+	return end, nil
+}

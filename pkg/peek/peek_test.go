@@ -1,0 +1,326 @@
+package peek
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/retval/retval/pkg/retain"
+)
+
+// numbered returns n lines "line K\n".
+func numbered(n int) []byte {
+	var b bytes.Buffer
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	return b.Bytes()
+}
+
+func TestLinesRender(t *testing.T) {
+	long := strings.Repeat("é", 300) // 600 bytes of 2-byte sequences
+	cases := []struct {
+		name        string
+		value       string
+		first, last int64
+		caps        Caps
+		want        string
+	}{
+		{"gutter", "a\nb\nc\n", 1, ToEnd, DefaultCaps, "1: a\n2: b\n3: c\n"},
+		{"range", "a\nb\nc\n", 2, 3, DefaultCaps, "2: b\n3: c\n"},
+		{"last past the end is cut", "a\nb\nc\n", 2, 99, DefaultCaps, "2: b\n3: c\n"},
+		{"no final newline stays so", "a\nb", 1, ToEnd, DefaultCaps, "1: a\n2: b"},
+		{"crlf shown as stored", "a\r\nb\r\n", 1, 2, DefaultCaps, "1: a\r\n2: b\r\n"},
+		{"empty lines", "\n\nx\n", 1, ToEnd, DefaultCaps, "1: \n2: \n3: x\n"},
+		{"line cap", string(numbered(10)), 1, ToEnd, Caps{Lines: 3}, "1: line 1\n2: line 2\n3: line 3\n[lines 1-3 of 10; next: --lines 4-6]\n"},
+		{"line cap in range", string(numbered(10)), 2, 5, Caps{Lines: 3}, "2: line 2\n3: line 3\n4: line 4\n[lines 2-4 of 10; next: --lines 5-7]\n"},
+		{"a full page names the next", string(numbered(10)), 2, 4, Caps{Lines: 3}, "2: line 2\n3: line 3\n4: line 4\n[lines 2-4 of 10; next: --lines 5-7]\n"},
+		{"a short explicit range is exact", string(numbered(10)), 2, 3, Caps{Lines: 3}, "2: line 2\n3: line 3\n"},
+		{"line cap at the end of the value", string(numbered(4)), 1, ToEnd, Caps{Lines: 4}, "1: line 1\n2: line 2\n3: line 3\n4: line 4\n"},
+		{"byte cap", string(numbered(100)), 1, ToEnd, Caps{Bytes: 130},
+			"1: line 1\n2: line 2\n3: line 3\n[lines 1-3 of 100; next: --lines 4-100]\n"},
+		{"byte cap with a line cap", string(numbered(100)), 1, ToEnd, Caps{Lines: 10, Bytes: 130},
+			"1: line 1\n2: line 2\n3: line 3\n[lines 1-3 of 100; next: --lines 4-13]\n"},
+		{"byte cap, explicit range", string(numbered(100)), 5, 6, Caps{Bytes: 130}, "5: line 5\n6: line 6\n"},
+		{"long line cut on a UTF-8 boundary", "x\n" + long + "\ny\n", 2, 3, Caps{Bytes: 150},
+			"2: " + strings.Repeat("é", 25) + "\n[lines 2-2 of 3, line 2 cut; rest of line 2: --bytes 52-602; next: --lines 3-3]\n"},
+		{"long last line without newline", long, 1, 1, Caps{Bytes: 120},
+			"1: " + strings.Repeat("é", 10) + "\n[lines 1-1 of 1, line 1 cut; rest of line 1: --bytes 20-600]\n"},
+		{"invalid UTF-8 cut anywhere", strings.Repeat("\xff", 300) + "\n", 1, ToEnd, Caps{Bytes: 120},
+			"1: " + strings.Repeat("\xff", 21) + "\n[lines 1-1 of 1, line 1 cut; rest of line 1: --bytes 21-300]\n"},
+		{"empty value", "", 1, ToEnd, DefaultCaps, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, stride := range []int64{0, 1, 2, 512} {
+				p, err := lines(newMem([]byte(tc.value), stride), tc.first, tc.last, tc.caps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := string(p.Render()); got != tc.want {
+					t.Errorf("stride %d:\ngot  %q\nwant %q", stride, got, tc.want)
+				}
+				if tc.caps.Bytes > 0 && int64(len(p.Render())) > tc.caps.Bytes {
+					t.Errorf("stride %d: %d bytes rendered, cap %d", stride, len(p.Render()), tc.caps.Bytes)
+				}
+			}
+		})
+	}
+}
+
+func TestLinesErrors(t *testing.T) {
+	v := newMem(numbered(3), 0)
+	for _, tc := range []struct {
+		first, last int64
+		caps        Caps
+		code        retain.Code
+		msg         string
+	}{
+		{4, 5, DefaultCaps, retain.CodeInvalidRange, "line 4 is past the end: the value has 3 lines"},
+		{0, 5, DefaultCaps, retain.CodeInvalidRange, "lines count from 1"},
+		{3, 2, DefaultCaps, retain.CodeInvalidRange, "must not be reversed"},
+		{1, ToEnd, Caps{Lines: 1, Bytes: 20}, retain.CodeUsage, "too small"},
+	} {
+		_, err := lines(v, tc.first, tc.last, tc.caps)
+		if retain.CodeOf(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("lines %d-%d: got %v, want %s %q", tc.first, tc.last, err, tc.code, tc.msg)
+		}
+	}
+	if _, err := lines(newMem(nil, 0), 1, 1, DefaultCaps); retain.CodeOf(err) != retain.CodeInvalidRange {
+		t.Errorf("explicit line of an empty value: %v", err)
+	}
+}
+
+func TestQueryRender(t *testing.T) {
+	v := []byte("alpha\nbeta\nGamma alpha\ndelta\nepsilon\nalphabet\nzeta\n")
+	cases := []struct {
+		name string
+		o    QueryOptions
+		caps Caps
+		want string
+	}{
+		{"substring", QueryOptions{Query: "alpha"}, DefaultCaps, "1: alpha\n3: Gamma alpha\n6: alphabet\n[3 matches; shown 1-3]\n"},
+		{"no match", QueryOptions{Query: "omega"}, DefaultCaps, "[0 matches]\n"},
+		{"ignore case", QueryOptions{Query: "GAMMA", IgnoreCase: true}, DefaultCaps, "3: Gamma alpha\n[1 matches; shown 1-1]\n"},
+		{"case matters by default", QueryOptions{Query: "gamma"}, DefaultCaps, "[0 matches]\n"},
+		{"regex anchors are the line's", QueryOptions{Query: "^alpha", Regex: true}, DefaultCaps, "1: alpha\n6: alphabet\n[2 matches; shown 1-2]\n"},
+		{"regex end anchor", QueryOptions{Query: `a\z`, Regex: true}, DefaultCaps, "1: alpha\n2: beta\n3: Gamma alpha\n4: delta\n7: zeta\n[5 matches; shown 1-5]\n"},
+		{"regex never spans lines", QueryOptions{Query: `beta\sGamma`, Regex: true}, DefaultCaps, "[0 matches]\n"},
+		{"negated class never takes the newline", QueryOptions{Query: `a[^x]b`, Regex: true}, DefaultCaps, "[0 matches]\n"},
+		{"dot-all dot never takes the newline", QueryOptions{Query: `(?s)a.b`, Regex: true}, DefaultCaps, "[0 matches]\n"},
+		{"context", QueryOptions{Query: "delta", Context: 1}, DefaultCaps, "3: Gamma alpha\n4: delta\n5: epsilon\n[1 matches; shown 1-1]\n"},
+		{"context groups and separators", QueryOptions{Query: "^(beta|zeta)$", Regex: true, Context: 1}, DefaultCaps,
+			"1: alpha\n2: beta\n3: Gamma alpha\n--\n6: alphabet\n7: zeta\n[2 matches; shown 1-2]\n"},
+		{"match inside context", QueryOptions{Query: "alpha", Context: 1}, DefaultCaps,
+			"1: alpha\n2: beta\n3: Gamma alpha\n4: delta\n5: epsilon\n6: alphabet\n7: zeta\n[3 matches; shown 1-3]\n"},
+		{"paging", QueryOptions{Query: "alpha"}, Caps{Lines: 2}, "1: alpha\n3: Gamma alpha\n[3 matches; shown 1-2; next: --after-line 3]\n"},
+		{"second page", QueryOptions{Query: "alpha", AfterLine: 3}, Caps{Lines: 2}, "6: alphabet\n[3 matches; shown 3-3]\n"},
+		{"after the last", QueryOptions{Query: "alpha", AfterLine: 6}, Caps{Lines: 2}, "[3 matches; none after line 6]\n"},
+		{"after past the end", QueryOptions{Query: "alpha", AfterLine: 100}, DefaultCaps, "[3 matches; none after line 100]\n"},
+		{"context that does not fit is dropped for the first match", QueryOptions{Query: "delta", Context: 2}, Caps{Lines: 2}, "4: delta\n[1 matches; shown 1-1]\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, stride := range []int64{0, 1, 3} {
+				p, err := query(newMem(v, stride), tc.o, tc.caps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := string(p.Render()); got != tc.want {
+					t.Errorf("stride %d:\ngot  %q\nwant %q", stride, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestQueryLongLineCut(t *testing.T) {
+	v := []byte("short\n" + strings.Repeat("ab", 500) + "NEEDLE" + strings.Repeat("€", 100) + "\nNEEDLE again\n")
+	p, err := query(newMem(v, 0), QueryOptions{Query: "NEEDLE"}, Caps{Bytes: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(p.Render())
+	want := "2: " + strings.Repeat("ab", 43) + "\n[2 matches; shown 1-1, line 2 cut; rest of line 2: --bytes 92-1312; next: --after-line 2]\n"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if len(got) > 200 {
+		t.Errorf("%d bytes, cap 200", len(got))
+	}
+}
+
+func TestQueryErrors(t *testing.T) {
+	v := newMem([]byte("a\n"), 0)
+	for _, o := range []QueryOptions{
+		{Query: ""},
+		{Query: "a\nb"},
+		{Query: "(", Regex: true},
+		{Query: "a", Context: -1},
+		{Query: "a", AfterLine: -1},
+	} {
+		if _, err := query(v, o, DefaultCaps); retain.CodeOf(err) != retain.CodeUsage {
+			t.Errorf("%+v: got %v, want a usage error", o, err)
+		}
+	}
+}
+
+func TestBytesRender(t *testing.T) {
+	v := []byte("héllo wörld\n" + strings.Repeat("x", 500))
+	cases := []struct {
+		start, end int64
+		caps       Caps
+		want       string
+	}{
+		{0, 6, DefaultCaps, "héllo"},
+		{0, 0, DefaultCaps, ""},
+		{3, 13, DefaultCaps, "llo wörld"},
+		{3, 14, DefaultCaps, "llo wörld\n"},
+		{0, 514, Caps{Bytes: 100}, "héllo wörld\n" + strings.Repeat("x", 39) + "\n[bytes 0-53 of 514; next: --bytes 53-514]\n"},
+		{7, 514, Caps{Bytes: 100}, "wörld\n" + strings.Repeat("x", 46) + "\n[bytes 7-60 of 514; next: --bytes 60-514]\n"},
+	}
+	for _, tc := range cases {
+		p, err := bytesPage(newMem(v, 0), tc.start, tc.end, tc.caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(p.Render()); got != tc.want {
+			t.Errorf("%d-%d:\ngot  %q\nwant %q", tc.start, tc.end, got, tc.want)
+		}
+	}
+	// A cut never splits a sequence.
+	e := []byte(strings.Repeat("€", 100))
+	p, err := bytesPage(newMem(e, 0), 0, 300, Caps{Bytes: 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Data)%3 != 0 || p.Next.First != int64(len(p.Data)) {
+		t.Errorf("cut at %d: %s", len(p.Data), p.Trailer())
+	}
+	for _, r := range [][2]int64{{2, 6}, {0, 2}, {6, 5}, {0, 515}} {
+		if _, err := bytesPage(newMem(v, 0), r[0], r[1], DefaultCaps); retain.CodeOf(err) != retain.CodeInvalidRange {
+			t.Errorf("%v: got %v, want invalid_range", r, err)
+		}
+	}
+}
+
+func TestCapsFor(t *testing.T) {
+	l := retain.DefaultLimits()
+	cases := []struct {
+		threshold, peekBytes int64
+		explicit             bool
+		want                 int64
+		usage                bool
+	}{
+		{20 << 10, 16 << 10, false, 16 << 10, false},
+		{8 << 10, 16 << 10, false, 8<<10 - 1, false}, // a lowered threshold lowers the cap
+		{8 << 10, 16 << 10, true, 0, true},           // an explicit cap at or above it is refused
+		{16 << 10, 16 << 10, true, 0, true},
+		{16 << 10, 16<<10 - 1, true, 16<<10 - 1, false},
+		{0, 16 << 10, true, 16 << 10, false}, // threshold 0: no bound
+		{0, 0, true, 0, false},
+		{20 << 10, 0, true, 0, true},
+		{20 << 10, 0, false, 20<<10 - 1, false},
+	}
+	for _, tc := range cases {
+		l.Threshold, l.PeekBytes = tc.threshold, tc.peekBytes
+		c, err := CapsFor(l, tc.explicit)
+		if tc.usage {
+			if retain.CodeOf(err) != retain.CodeUsage {
+				t.Errorf("%+v: got %v, want a usage error", tc, err)
+			}
+			continue
+		}
+		if err != nil || c.Bytes != tc.want || c.Lines != l.PeekLines {
+			t.Errorf("%+v: got %+v, %v", tc, c, err)
+		}
+	}
+}
+
+func TestStripGutter(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"12: foo\n13: bar\n", "foo\nbar\n"},
+		{"12: foo\n13: bar", "foo\nbar"},
+		{"5: x", "x"},
+		{"7: a\r\n8: b\r\n", "a\r\nb\r\n"},
+		{"3: a\n4:\n5: b\n", "a\n\nb\n"},   // a gutter whose space was trimmed
+		{"3: a\n4: \n5: b\n", "a\n\nb\n"},  // an empty line as peek shows it
+		{"3: a\n\n5: b\n", "a\n\nb\n"},     // an empty line takes its number
+		{"10: 1: x\n11: 2: y\n", "x\ny\n"}, // stacked gutters
+		{"10: 4: x\n11: 9: y\n", "4: x\n9: y\n"},
+		{"404: not found\n500: oops\n", "404: not found\n500: oops\n"}, // not consecutive
+		{"2024-05-01 start\n2024-05-02 stop\n", "2024-05-01 start\n2024-05-02 stop\n"},
+		{"10:30 standup\n", "10:30 standup\n"},
+		{"1: a\nb\n", "1: a\nb\n"}, // one line without a gutter
+		{"01: a\n02: b\n", "01: a\n02: b\n"},
+		{"0: a\n", "0: a\n"},
+		{"", ""},
+		{"\n\n", "\n\n"},
+		{"plain text\n", "plain text\n"},
+		{"12:foo\n", "12:foo\n"},
+		{"99999999999999999999: x\n", "99999999999999999999: x\n"}, // too many digits
+	}
+	for _, tc := range cases {
+		if got := StripGutter(tc.in); got != tc.want {
+			t.Errorf("StripGutter(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestStripGutterRoundTrip: a page's lines, stripped, are the value's bytes.
+func TestStripGutterRoundTrip(t *testing.T) {
+	v := []byte("func main() {\n\tfmt.Println(\"1: x\")\n\n}\r\nlast")
+	p, err := lines(newMem(v, 0), 1, ToEnd, DefaultCaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := StripGutter(string(p.Render())); got != string(v) {
+		t.Errorf("got %q, want %q", got, v)
+	}
+}
+
+// TestSeekBounded: a page at the end of a large value reads about as much
+// as one at its start, through the index; without one it scans.
+func TestSeekBounded(t *testing.T) {
+	v := bigLog(200_000) // ~10 MiB
+	n := int64(len(refSplit(v)))
+	for _, tc := range []struct {
+		first int64
+	}{{1}, {n / 2}, {n - 399}} {
+		with := newMem(v, 512)
+		p, err := lines(with, tc.first, tc.first+399, DefaultCaps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if with.read > 4*int64(scanChunk) {
+			t.Errorf("line %d with an index: read %d bytes", tc.first, with.read)
+		}
+		without := newMem(v, 0)
+		q, err := lines(without, tc.first, tc.first+399, DefaultCaps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p.Render(), q.Render()) {
+			t.Errorf("line %d: output differs with and without the index", tc.first)
+		}
+	}
+}
+
+// bigLog is a deterministic log of n lines, mixed ASCII and multi-byte.
+func bigLog(n int) []byte {
+	var b bytes.Buffer
+	words := []string{"GET", "POST", "résumé", "日本語", "ошибка", "ok", "timeout", "🙂"}
+	x := uint32(1)
+	for i := 1; i <= n; i++ {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		fmt.Fprintf(&b, "%06d level=%d msg=%s user=%d", i, x%5, words[x%uint32(len(words))], x%9973)
+		for k := range x % 7 {
+			b.WriteString(" " + words[(x>>k)%uint32(len(words))])
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,80 @@
+package peek
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A page's text is its lines, each with its gutter and as stored, then —
+// when something was left out — one continuation line in brackets naming
+// the exact flag that reads on. When the last line shown does not end in a
+// newline (a cut line, or a value's last line without one), a newline is
+// written before the continuation line. Without a continuation line the
+// text ends exactly as the value's bytes do.
+
+// Render returns the text of the page, as the CLI prints it.
+func (p *LinesPage) Render() []byte {
+	var b []byte
+	b = appendLines(b, p.Lines, false)
+	return appendTrailer(b, p.Trailer())
+}
+
+// Trailer returns the continuation line of the page (without its newline),
+// or "" when the page shows everything asked for.
+func (p *LinesPage) Trailer() string {
+	if len(p.Lines) == 0 {
+		return ""
+	}
+	l := p.Lines[len(p.Lines)-1]
+	if !l.Cut && p.Next == nil {
+		return ""
+	}
+	return linesTrailer(p.First, l.N, p.Total, l, p.Next)
+}
+
+func linesTrailer(first, last, total int64, l Line, next *Range) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[lines %d-%d of %d", first, last, total)
+	if l.Cut {
+		a, e := l.Rest()
+		fmt.Fprintf(&b, ", line %d cut; rest of line %d: --bytes %d-%d", l.N, l.N, a, e)
+	}
+	if next != nil {
+		fmt.Fprintf(&b, "; next: --lines %d-%d", next.First, next.Last)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// trailer returns the widest continuation line a page of a value whose
+// numbers are all at most w can have.
+func (p *LinesPage) trailer(w int64) string {
+	l := Line{N: w, Start: w, End: w, Cut: true}
+	return linesTrailer(w, w, w, l, &Range{w, w}) + "\n\n"
+}
+
+// appendLines appends lines with their gutters; with separate, a line
+// "--" goes between lines that are not consecutive (as grep -C does).
+func appendLines(b []byte, lines []Line, separate bool) []byte {
+	for i, l := range lines {
+		if separate && i > 0 && l.N > lines[i-1].N+1 {
+			b = append(b, "--\n"...)
+		}
+		b = append(b, gutter(l.N)...)
+		b = append(b, l.Text...)
+	}
+	return b
+}
+
+// appendTrailer appends the continuation line t, if any, on a line of
+// its own.
+func appendTrailer(b []byte, t string) []byte {
+	if t == "" {
+		return b
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	b = append(b, t...)
+	return append(b, '\n')
+}
