@@ -172,7 +172,7 @@ func ParseRef(data []byte) (Ref, error) {
 				f.SHA256 = &s
 			}
 		case "bytes", "lines":
-			var nums []json.Number
+			var nums []json.RawMessage
 			if raw[0] != '[' || json.Unmarshal(raw, &nums) != nil || len(nums) != 2 {
 				return Ref{}, badRef("%q must be an array of two integers, as in [1, 40], not %s", key, raw)
 			}
