@@ -302,13 +302,14 @@ func (s *scanner) skipStringBody() error {
 func hasZero(v uint64) uint64 { return (v - 0x0101010101010101) & ^v & 0x8080808080808080 }
 
 // structural returns the index of the first '"', '[', ']', '{' or '}' in
-// b, or -1, eight bytes at a time.
+// b, or -1, eight bytes at a time. It may also stop at 'Y', '_', 'y' or
+// DEL, which share the brackets' bit pattern under c|0x26 == 0x7f and
+// never occur outside a string in JSON; callers pass over them.
 func structural(b []byte) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
-		x := w | 0x2020202020202020 // '[' → '{', ']' → '}'
-		m := hasZero(w^0x2222222222222222) | hasZero(x^0x7b7b7b7b7b7b7b7b) | hasZero(x^0x7d7d7d7d7d7d7d7d)
+		m := hasZero(w^0x2222222222222222) | hasZero((w|0x2626262626262626)^0x7f7f7f7f7f7f7f7f)
 		if m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
@@ -328,26 +329,14 @@ func structural(b []byte) int {
 // ignores everything else.
 func (s *scanner) skipContainer(open byte) error {
 	depth := 0
-	push := func(obj bool) error {
-		if depth >= MaxDepth {
-			return s.syntax("nesting deeper than %d levels", MaxDepth)
-		}
-		if depth/64 >= len(s.stack) {
-			s.stack = append(s.stack, 0)
-		}
-		if obj {
-			s.stack[depth/64] |= 1 << (depth % 64)
-		} else {
-			s.stack[depth/64] &^= 1 << (depth % 64)
-		}
-		depth++
-		return nil
-	}
-	if err := push(open == '{'); err != nil {
-		return err
-	}
+	s.push(depth, open == '{')
+	depth++
+	// The loop keeps its position in i and writes s.pos back only when it
+	// calls out: this is the hot path of skipping.
+	buf, i := s.buf, s.pos
 	for {
-		if s.pos >= len(s.buf) {
+		if i >= len(buf) {
+			s.pos = i
 			ok, err := s.fill()
 			if err != nil {
 				return err
@@ -355,33 +344,71 @@ func (s *scanner) skipContainer(open byte) error {
 			if !ok {
 				return s.syntax("unexpected end of the document inside a container")
 			}
+			buf, i = s.buf, s.pos
 		}
-		j := structural(s.buf[s.pos:])
+		j := structural(buf[i:])
 		if j < 0 {
-			s.pos = len(s.buf)
+			i = len(buf)
 			continue
 		}
-		s.pos += j + 1
-		switch c := s.buf[s.pos-1]; c {
+		i += j + 1
+		switch c := buf[i-1]; c {
 		case '"':
+			// Most strings end within the chunk without a backslash before
+			// their closing quote: find that quote in the next word, or
+			// with IndexByte; leave everything else to skipStringBody.
+			if i+8 <= len(buf) {
+				w := binary.LittleEndian.Uint64(buf[i:])
+				mq, mb := hasZero(w^0x2222222222222222), hasZero(w^0x5c5c5c5c5c5c5c5c)
+				if mq != 0 && (mb == 0 || bits.TrailingZeros64(mb) > bits.TrailingZeros64(mq)) {
+					i += bits.TrailingZeros64(mq)/8 + 1
+					continue
+				}
+				if mq == 0 && mb == 0 {
+					if k := bytes.IndexByte(buf[i+8:], '"'); k >= 0 && buf[i+8+k-1] != '\\' {
+						i += 8 + k + 1
+						continue
+					}
+				}
+			}
+			s.pos = i
 			if err := s.skipStringBody(); err != nil {
 				return err
 			}
+			buf, i = s.buf, s.pos
+		case 'Y', '_', 'y', 0x7f:
+			// not structural (see structural)
 		case '{', '[':
-			if err := push(c == '{'); err != nil {
-				return err
+			if depth >= MaxDepth {
+				s.pos = i - 1
+				return s.syntax("nesting deeper than %d levels", MaxDepth)
 			}
-		default:
+			s.push(depth, c == '{')
+			depth++
+		case '}', ']':
 			depth--
-			obj := s.stack[depth/64]&(1<<(depth%64)) != 0
-			if obj != (c == '}') {
-				s.pos--
+			if s.stack[depth/64]&(1<<(depth%64)) != 0 != (c == '}') {
+				s.pos = i - 1
 				return s.syntax("%q closes a container it did not open", c)
 			}
 			if depth == 0 {
+				s.pos = i
 				return nil
 			}
 		}
+	}
+}
+
+// push records whether the container opened at nesting level d (from 0)
+// is an object.
+func (s *scanner) push(d int, obj bool) {
+	if d/64 >= len(s.stack) {
+		s.stack = append(s.stack, 0)
+	}
+	if obj {
+		s.stack[d/64] |= 1 << (d % 64)
+	} else {
+		s.stack[d/64] &^= 1 << (d % 64)
 	}
 }
 
