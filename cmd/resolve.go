@@ -20,12 +20,13 @@ func resolveCommand() *cli.Command {
 		UsageText: `retval resolve --run R ID [--bytes A-B | --lines A-B | --pointer P [--as lexeme|string]] [--sha256 HEX] [--step S]
 retval resolve --run R --batch [--step S] < refs.json`,
 		Description: `Looks up one reference and prints the selected bytes on stdout, nothing
-added: the whole value, a half-open byte range (--bytes 0-100 is bytes 0
-to 99; neither end may split a UTF-8 sequence), an inclusive line range
-(1-based, newlines kept as they are: \r\n stays \r\n), or the JSON value an
-RFC 6901 pointer selects, as its original bytes (--as lexeme, the default)
-or, for a string, its decoded text (--as string). --sha256 makes the lookup
-fail unless the value's digest is HEX.
+added. ID is the value's id as its stub shows it ("c1" or "#c1"). It selects
+the whole value, a half-open byte range (--bytes 0-100 is bytes 0 to 99;
+neither end may split a UTF-8 sequence), an inclusive line range (1-based,
+newlines kept as they are: \r\n stays \r\n), or the JSON value an RFC 6901
+pointer selects, as its original bytes (--as lexeme, the default) or, for a
+string, its decoded text (--as string). --sha256 makes the lookup fail
+unless the value's digest is HEX.
 
 --batch reads a JSON array of references from stdin, in the form models
 use:
