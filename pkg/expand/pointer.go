@@ -486,7 +486,10 @@ func (s *scanner) bytesAt(start, end int64) ([]byte, error) {
 		s.scratch = make([]byte, end-start)
 	}
 	b := s.scratch[:end-start]
-	if _, err := s.r.ReadAt(b, start); err != nil && !(err == io.EOF && len(b) > 0) {
+	if n, err := s.r.ReadAt(b, start); n < len(b) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, err
 	}
 	return b, nil

@@ -391,3 +391,30 @@ func FuzzDecodeString(f *testing.F) {
 		}
 	})
 }
+
+// failingReader fails every read past its first good bytes.
+type failingReader struct {
+	doc  []byte
+	good int64
+}
+
+var errDisk = retain.Errorf(retain.CodeCorrupt, "block does not match its digest")
+
+func (f failingReader) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.good {
+		return 0, errDisk
+	}
+	return copy(p, f.doc[off:]), nil
+}
+
+// A read error is returned as it is (corrupt, I/O), never as not_json.
+func TestPointerReadError(t *testing.T) {
+	doc := []byte(`{"a": "` + strings.Repeat("x", 100) + `", "b": [1, 2, 3], "c": {"d": "e"}}`)
+	p, _ := ParsePointer("/c/d")
+	for good := int64(0); good < int64(len(doc)); good += 7 {
+		_, err := findPointer(failingReader{doc, good}, int64(len(doc)), p, 16)
+		if err != errDisk {
+			t.Fatalf("good %d: %v", good, err)
+		}
+	}
+}
