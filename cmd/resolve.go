@@ -1,0 +1,214 @@
+package cmd
+
+import (
+	"flag"
+	"io"
+	"strings"
+
+	"github.com/retval/retval/pkg/expand"
+	"github.com/retval/retval/pkg/peek"
+	"github.com/retval/retval/pkg/retain"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(resolveCommand) }
+
+func resolveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "resolve",
+		Usage: "print exactly the bytes a reference selects, under the lookup budget",
+		UsageText: `retval resolve --run R ID [--bytes A-B | --lines A-B | --pointer P [--as lexeme|string]] [--sha256 HEX] [--step S]
+retval resolve --run R --batch [--step S] < refs.json`,
+		Description: `Looks up one reference and prints the selected bytes on stdout, nothing
+added. ID is the value's id as its stub shows it ("c1" or "#c1"). It selects
+the whole value, a half-open byte range (--bytes 0-100 is bytes 0 to 99;
+neither end may split a UTF-8 sequence), an inclusive line range (1-based,
+newlines kept as they are: \r\n stays \r\n), or the JSON value an RFC 6901
+pointer selects, as its original bytes (--as lexeme, the default) or, for a
+string, its decoded text (--as string). --sha256 makes the lookup fail
+unless the value's digest is HEX.
+
+--batch reads a JSON array of references from stdin, in the form models
+use:
+   {"$ref": "ID"}                                  whole value
+   {"$ref": "ID", "bytes": [start, end]}           bytes [start, end)
+   {"$ref": "ID", "lines": [first, last]}          lines first..last
+   {"$ref": "ID", "pointer": "/a/0", "as": "string"}
+   {"$list_results": N}                            page N of the catalogue
+each optionally with "sha256". --batch and --json print one JSON object per
+line for each reference, in order (JSON Lines):
+   {"ok":true,"text":"…","bytes":N,"sha256":"<digest of text>"}
+   {"ok":false,"error":{"code":"…","message":"…"}}
+A failed lookup is a result, not a failure of the command: the exit status
+is then 0.
+
+Budget: a step may make --max-lookups lookups (8), each result at most
+--max-lookup-bytes raw bytes (8 KiB) and all together at most
+--max-step-bytes after JSON escaping (64 KiB). Failed lookups count; a
+result over a bound fails with too_large. A call that would pass the count
+is refused whole (exit 5) and nothing is looked up. Without --step, one
+invocation is one step; --step S carries the budget across invocations in
+the run's ledger .steps/S.json.
+
+Example:
+   retval resolve --run "$RUN" c1 --lines 120-160
+   retval resolve --run "$RUN" c2 --pointer /packages/0/version --step "$STEP"
+   echo '[{"$ref": "c1", "lines": [1, 5]}, {"$list_results": 0}]' | retval resolve --run "$RUN" --batch
+
+Exit status: 0 printed (with --batch or --json: every reference answered,
+failed or not), 1 I/O error or corrupt value, 2 usage, 3 unknown reference
+or collected run, 5 lookup budget exhausted, 7 invalid reference
+(invalid_range, not_json, ambiguous_json, digest_mismatch, not_string,
+bad_pointer, bad_reference, too_large).`,
+		Flags: append(globalFlags("max-lookups", "max-lookup-bytes", "max-step-bytes"),
+			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B: bytes A up to, not including, B"},
+			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B, counting from 1"},
+			&cli.StringFlag{Name: "pointer", Usage: "RFC 6901 JSON pointer, e.g. /packages/0/name (\"\" is the whole document)"},
+			&cli.StringFlag{Name: "as", Usage: "with --pointer: lexeme (the value's bytes, default) or string (a string's decoded text)"},
+			&cli.StringFlag{Name: "sha256", Usage: "fail unless the value's SHA-256 is this (64 hex digits, from its stub)"},
+			&cli.StringFlag{Name: "step", Usage: "step id whose lookup budget this call spends, kept across calls"},
+			&cli.BoolFlag{Name: "batch", Usage: "read a JSON array of references from stdin; print one JSON result per line"},
+		),
+		Action: func(c *cli.Context) error { return runResolve(c, envOf(c)) },
+	}
+}
+
+// selectionFlags are the flags that make a single reference.
+var selectionFlags = []string{"bytes", "lines", "pointer", "as", "sha256"}
+
+func runResolve(c *cli.Context, e *env) error {
+	args, err := interspersed(c)
+	if err != nil {
+		return err
+	}
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
+	run, err := needRun(r)
+	if err != nil {
+		return err
+	}
+	batch := c.Bool("batch")
+	var calls []expand.Lookup
+	if batch {
+		for _, f := range selectionFlags {
+			if c.IsSet(f) {
+				return usageErr("--batch reads every reference from stdin: --%s is not allowed with it", f)
+			}
+		}
+		if len(args) > 0 {
+			return usageErr("--batch reads every reference from stdin: no ID argument is allowed with it")
+		}
+		if calls, err = expand.ParseBatch(e.stdin); err != nil {
+			return err
+		}
+	} else {
+		if len(args) != 1 {
+			return usageErr("want one value ID (as its stub shows it), e.g. retval resolve --run %s c1 --lines 1-40", run)
+		}
+		ref, err := flagRef(c, args[0])
+		if retain.CodeOf(err) == retain.CodeUsage {
+			return err
+		}
+		calls = []expand.Lookup{{Ref: ref, Err: err}}
+	}
+
+	rs := &expand.Resolver{Store: retain.Open(r.RunsDir), Run: run}
+	budget := expand.BudgetOf(r.Limits)
+	var answers []expand.Answer
+	if c.IsSet("step") {
+		answers, err = rs.Step(c.String("step"), calls, budget)
+	} else {
+		answers, err = rs.Lookups(calls, budget, &expand.Spent{})
+	}
+	if err != nil {
+		return err
+	}
+	if batch || r.JSON {
+		for _, a := range answers {
+			if err := writeJSON(e.stdout, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if a := answers[0]; a.Err != nil {
+		return a.Err
+	}
+	_, err = e.stdout.Write(answers[0].Text)
+	return err
+}
+
+// flagRef builds the reference the selection flags describe, through the
+// same checks as a JSON reference. A malformed range is a usage error.
+func flagRef(c *cli.Context, id string) (expand.Ref, error) {
+	f := expand.RefFields{ID: &id}
+	for _, name := range []string{"bytes", "lines"} {
+		if !c.IsSet(name) {
+			continue
+		}
+		a, b, err := peek.ParseRange(c.String(name))
+		if err != nil {
+			return expand.Ref{}, usageErr("--%s %q: want A-B, e.g. --%s 1-40", name, c.String(name), name)
+		}
+		if name == "bytes" {
+			f.Bytes = &[2]int64{a, b}
+		} else {
+			f.Lines = &[2]int64{a, b}
+		}
+	}
+	str := func(name string) *string {
+		if !c.IsSet(name) {
+			return nil
+		}
+		s := c.String(name)
+		return &s
+	}
+	f.Pointer, f.As, f.SHA256 = str("pointer"), str("as"), str("sha256")
+	return f.Ref()
+}
+
+// interspersed parses the flags that follow positional arguments — the
+// flag library stops at the first argument, but the usage puts ID first —
+// and returns the positional arguments. Flags after "--" are arguments.
+func interspersed(c *cli.Context) ([]string, error) {
+	var pos []string
+	args := c.Args().Slice()
+	for len(args) > 0 {
+		a := args[0]
+		if a == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			pos = append(pos, a)
+			args = args[1:]
+			continue
+		}
+		set := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
+		set.SetOutput(io.Discard)
+		for _, f := range c.Command.Flags {
+			if err := f.Apply(set); err != nil {
+				return nil, err
+			}
+		}
+		if err := set.Parse(args); err != nil {
+			return nil, usageErr("%v", err)
+		}
+		var err error
+		set.Visit(func(f *flag.Flag) {
+			if e := c.Set(f.Name, f.Value.String()); e != nil && err == nil {
+				err = usageErr("--%s: %v", f.Name, e)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		rest := set.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil // Parse stopped at "--"
+		}
+		args = rest
+	}
+	return pos, nil
+}

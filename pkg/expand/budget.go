@@ -1,0 +1,262 @@
+package expand
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/retval/retval/internal/flock"
+	"github.com/retval/retval/internal/jsonstr"
+	"github.com/retval/retval/pkg/retain"
+)
+
+// Budget bounds the lookups of one step. A zero field is unlimited.
+type Budget struct {
+	Lookups     int64 // lookups per step
+	LookupBytes int64 // raw bytes of one lookup's result
+	StepBytes   int64 // bytes of all results of the step, after JSON escaping
+}
+
+// BudgetOf returns the budget the limits set.
+func BudgetOf(l retain.Limits) Budget {
+	return Budget{Lookups: l.MaxLookups, LookupBytes: l.MaxLookupBytes, StepBytes: l.MaxStepBytes}
+}
+
+// Spent is what a step has used of its budget.
+type Spent struct {
+	Lookups int64 `json:"lookups"`
+	Bytes   int64 `json:"bytes"` // after JSON escaping
+}
+
+// Lookup is one reference of a call: parsed, or the error parsing it gave.
+// A reference that did not parse is answered with that error and counts.
+type Lookup struct {
+	Ref Ref
+	Err error
+}
+
+// Answer is the result of one lookup: Text, or Err.
+type Answer struct {
+	Text []byte
+	Err  error
+}
+
+// Lookups answers one call of lookups in a step that has spent so far, and
+// adds what they use to spent. Every lookup counts, answered or failed. A
+// result over a byte bound is answered with a too_large error. A call
+// whose lookups would pass the step's count is refused whole: nothing is
+// answered or spent, and the error is budget_exhausted.
+func (rs *Resolver) Lookups(calls []Lookup, b Budget, spent *Spent) ([]Answer, error) {
+	return rs.lookups(calls, b, spent, "")
+}
+
+func (rs *Resolver) lookups(calls []Lookup, b Budget, spent *Spent, step string) ([]Answer, error) {
+	if b.Lookups > 0 && spent.Lookups+int64(len(calls)) > b.Lookups {
+		if step == "" {
+			return nil, retain.Errorf(retain.CodeBudgetExhausted, "this call asks for %d lookups but a step allows %d; ask for at most %d", len(calls), b.Lookups, b.Lookups)
+		}
+		left := max(0, b.Lookups-spent.Lookups)
+		return nil, retain.Errorf(retain.CodeBudgetExhausted, "step %q has %d of its %d lookups left and this call asks for %d; nothing was looked up: ask for fewer, or work with what the step has read", step, left, b.Lookups, len(calls))
+	}
+	out := make([]Answer, len(calls))
+	for i, c := range calls {
+		spent.Lookups++
+		if c.Err != nil {
+			out[i].Err = c.Err
+			continue
+		}
+		text, err := rs.answer(c.Ref, b)
+		if err == nil && b.StepBytes > 0 {
+			if n := jsonstr.Len(text); spent.Bytes+n > b.StepBytes {
+				err = retain.Errorf(retain.CodeTooLarge, "the result is %d bytes after JSON escaping, but the step has %d of its %d bytes left; narrow the selection", n, max(0, b.StepBytes-spent.Bytes), b.StepBytes)
+			}
+		}
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		spent.Bytes += jsonstr.Len(text)
+		out[i].Text = text
+	}
+	return out, nil
+}
+
+// answer performs one lookup within the per-lookup bound.
+func (rs *Resolver) answer(r Ref, b Budget) ([]byte, error) {
+	if r.Kind == RefList {
+		p, err := rs.Store.CataloguePage(rs.Run, int(r.Page), 0)
+		if err != nil {
+			return nil, err
+		}
+		text, err := retain.MarshalPage(p)
+		if err != nil {
+			return nil, err
+		}
+		if b.LookupBytes > 0 && int64(len(text)) > b.LookupBytes {
+			return nil, retain.Errorf(retain.CodeTooLarge, "page %d of the catalogue is %d bytes, over the %d-byte bound of one lookup; list the run with: retval catalogue --run %s --page-size 5", r.Page, len(text), b.LookupBytes, p.Run)
+		}
+		return text, nil
+	}
+	if r.As == AsValue {
+		return nil, badRef("\"as\": \"value\" is for expand templates; resolve returns the lexeme, so use \"lexeme\"")
+	}
+	s, err := rs.Open(r)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Text(b.LookupBytes)
+}
+
+// Step answers one call of lookups in the named step, whose spending is
+// kept in the ledger .steps/<step>.json of the run directory, so a budget
+// holds across processes. The ledger is read and written under the run's
+// lock (held shared, so gc leaves the run alone) and an exclusive lock on
+// the ledger itself, so concurrent calls never overspend; it is written,
+// and synced, before any answer is returned.
+func (rs *Resolver) Step(step string, calls []Lookup, b Budget) ([]Answer, error) {
+	l, err := rs.openLedger(step)
+	if err != nil {
+		return nil, err
+	}
+	defer l.close()
+	spent := l.spent
+	answers, err := rs.lookups(calls, b, &spent, string(l.step))
+	if err != nil {
+		return nil, err
+	}
+	if err := l.save(spent); err != nil {
+		return nil, err
+	}
+	return answers, nil
+}
+
+// StepSpent returns what step has spent so far (zero for a new step).
+func (rs *Resolver) StepSpent(step string) (Spent, error) {
+	l, err := rs.openLedger(step)
+	if err != nil {
+		return Spent{}, err
+	}
+	defer l.close()
+	return l.spent, nil
+}
+
+// ledgerSize is the ledger file's fixed size: each update overwrites the
+// whole record in place with one write, never changing the file's length.
+const ledgerSize = 256
+
+type ledgerRecord struct {
+	Step retain.ID `json:"step"`
+	Spent
+}
+
+type ledger struct {
+	lock  *retain.RunLock
+	f     *os.File
+	step  retain.ID
+	spent Spent
+}
+
+func (rs *Resolver) openLedger(step string) (*ledger, error) {
+	run, err := retain.Sanitize(rs.Run)
+	if err != nil {
+		return nil, retain.Errorf(retain.CodeUsage, "run id: %v", err)
+	}
+	sid, err := retain.Sanitize(step)
+	if err != nil {
+		return nil, retain.Errorf(retain.CodeUsage, "step id: %v", err)
+	}
+	lock, err := rs.Store.LockRun(run)
+	if err != nil {
+		return nil, err
+	}
+	l := &ledger{lock: lock, step: sid}
+	if err := l.open(); err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *ledger) open() error {
+	dir := filepath.Join(l.lock.Dir, retain.StepsDir)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if fi, err := os.Lstat(dir); err != nil {
+		return err
+	} else if !fi.IsDir() {
+		return retain.Errorf(retain.CodeCorrupt, "%s is not a directory (symlinks are never followed)", dir)
+	}
+	p := filepath.Join(dir, retain.StepName(l.step))
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := flock.Exclusive(f); err != nil {
+		f.Close()
+		return err
+	}
+	l.f = f
+	b, err := io.ReadAll(io.LimitReader(f, 4*ledgerSize))
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil // a new step
+	}
+	var rec ledgerRecord
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
+		f.Close()
+		return retain.Errorf(retain.CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
+	}
+	l.spent = rec.Spent
+	return nil
+}
+
+// save overwrites the record in place and syncs it.
+func (l *ledger) save(s Spent) error {
+	b, err := json.Marshal(ledgerRecord{Step: l.step, Spent: s})
+	if err != nil {
+		return err
+	}
+	if len(b) >= ledgerSize {
+		return fmt.Errorf("step ledger record of %d bytes does not fit in %d", len(b), ledgerSize)
+	}
+	rec := append(b, bytes.Repeat([]byte{' '}, ledgerSize-1-len(b))...)
+	rec = append(rec, '\n')
+	if _, err := l.f.WriteAt(rec, 0); err != nil {
+		return err
+	}
+	return l.f.Sync()
+}
+
+func (l *ledger) close() {
+	l.f.Close()
+	l.lock.Unlock()
+}
+
+// MarshalJSON renders an answer as resolve's --json and --batch print it:
+// {"ok": true, "text": ..., "bytes": N, "sha256": ...} with the digest of
+// the text, or {"ok": false, "error": {"code": ..., "message": ...}}.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	if a.Err != nil {
+		b := fmt.Appendf(nil, `{"ok":false,"error":{"code":"%s","message":"`, retain.CodeOf(a.Err))
+		b = jsonstr.Append(b, []byte(a.Err.Error()))
+		return append(b, `"}}`...), nil
+	}
+	sum := sha256.Sum256(a.Text)
+	b := []byte(`{"ok":true,"text":"`)
+	b = jsonstr.Append(b, a.Text)
+	b = fmt.Appendf(b, `","bytes":%d,"sha256":"%s"}`, len(a.Text), hex.EncodeToString(sum[:]))
+	return b, nil
+}

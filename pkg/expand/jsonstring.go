@@ -1,0 +1,192 @@
+package expand
+
+import (
+	"errors"
+	"io"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The text of a JSON string, decoded exactly as encoding/json decodes it:
+// escapes are resolved, a valid surrogate pair becomes one rune, a lone
+// surrogate becomes U+FFFD, and bytes that are not UTF-8 become U+FFFD one
+// by one. Control characters, bad escapes and unescaped quotes are errors.
+
+var (
+	errControl  = errors.New("control character in a string")
+	errEscape   = errors.New("invalid escape in a string")
+	errQuote    = errors.New("unescaped quote in a string")
+	errTruncEsc = errors.New("string ends inside an escape")
+)
+
+// getu4 decodes \uXXXX at the start of s, or returns -1.
+func getu4(s []byte) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// decodeSome decodes what it can of a string body, appending to dst. Unless
+// final, it stops before an escape or UTF-8 sequence that may continue past
+// the end of data (at most 11 bytes) and reports how much it used.
+func decodeSome(dst, data []byte, final bool) ([]byte, int, error) {
+	i := 0
+	for i < len(data) {
+		c := data[i]
+		switch {
+		case c >= 0x20 && c < utf8.RuneSelf && c != '\\' && c != '"':
+			j := i + 1
+			for j < len(data) && data[j] >= 0x20 && data[j] < utf8.RuneSelf && data[j] != '\\' && data[j] != '"' {
+				j++
+			}
+			dst = append(dst, data[i:j]...)
+			i = j
+		case c == '\\':
+			if i+1 >= len(data) {
+				if !final {
+					return dst, i, nil
+				}
+				return dst, i, errTruncEsc
+			}
+			switch e := data[i+1]; e {
+			case '"', '\\', '/':
+				dst = append(dst, e)
+				i += 2
+			case 'b':
+				dst = append(dst, '\b')
+				i += 2
+			case 'f':
+				dst = append(dst, '\f')
+				i += 2
+			case 'n':
+				dst = append(dst, '\n')
+				i += 2
+			case 'r':
+				dst = append(dst, '\r')
+				i += 2
+			case 't':
+				dst = append(dst, '\t')
+				i += 2
+			case 'u':
+				if i+6 > len(data) && !final {
+					return dst, i, nil
+				}
+				rr := getu4(data[i:])
+				if rr < 0 {
+					return dst, i, errEscape
+				}
+				if utf16.IsSurrogate(rr) {
+					if i+12 > len(data) && !final {
+						return dst, i, nil
+					}
+					if dec := utf16.DecodeRune(rr, getu4(data[i+6:])); dec != unicode.ReplacementChar {
+						dst = utf8.AppendRune(dst, dec)
+						i += 12
+						continue
+					}
+					rr = unicode.ReplacementChar
+				}
+				dst = utf8.AppendRune(dst, rr)
+				i += 6
+			default:
+				return dst, i, errEscape
+			}
+		case c == '"':
+			return dst, i, errQuote
+		case c < 0x20:
+			return dst, i, errControl
+		default:
+			if !final && !utf8.FullRune(data[i:]) {
+				return dst, i, nil
+			}
+			r, size := utf8.DecodeRune(data[i:])
+			dst = utf8.AppendRune(dst, r)
+			i += size
+		}
+	}
+	return dst, i, nil
+}
+
+// appendDecoded appends the text of the whole string body raw to dst.
+func appendDecoded(dst, raw []byte) ([]byte, error) {
+	dst, _, err := decodeSome(dst, raw, true)
+	return dst, err
+}
+
+// stringDecoder decodes a string body written to it in pieces onto w.
+type stringDecoder struct {
+	w    io.Writer
+	pend []byte // an escape or UTF-8 sequence cut by the end of a piece
+	in   []byte
+	out  []byte
+}
+
+func (d *stringDecoder) Write(p []byte) (int, error) {
+	if err := d.feed(p, false); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Close decodes what is left; the string body ends here.
+func (d *stringDecoder) Close() error { return d.feed(nil, true) }
+
+func (d *stringDecoder) feed(p []byte, final bool) error {
+	data := p
+	if len(d.pend) > 0 {
+		// Complete the held-back sequence with the head of p (11 bytes
+		// suffice), decode that, then go on in p itself.
+		n := min(len(p), 12)
+		d.in = append(append(d.in[:0], d.pend...), p[:n]...)
+		out, used, err := decodeSome(d.out[:0], d.in, final && n == len(p))
+		d.out = out
+		if err != nil {
+			return err
+		}
+		if used < len(d.pend) {
+			if n == len(p) && !final {
+				d.pend = append(d.pend[:0], d.in[used:]...)
+				return d.flush()
+			}
+			// Cannot happen: 12 more bytes always complete a sequence.
+			return errTruncEsc
+		}
+		data = p[used-len(d.pend):]
+		d.pend = d.pend[:0]
+		if err := d.flush(); err != nil {
+			return err
+		}
+	}
+	out, used, err := decodeSome(d.out[:0], data, final)
+	d.out = out
+	if err != nil {
+		return err
+	}
+	d.pend = append(d.pend[:0], data[used:]...)
+	return d.flush()
+}
+
+func (d *stringDecoder) flush() error {
+	if len(d.out) == 0 {
+		return nil
+	}
+	_, err := d.w.Write(d.out)
+	d.out = d.out[:0]
+	return err
+}

@@ -1,0 +1,280 @@
+package expand
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/retval/retval/internal/jsonstr"
+	"github.com/retval/retval/pkg/retain"
+)
+
+// RefKind is what a reference selects.
+type RefKind uint8
+
+const (
+	RefWhole   RefKind = iota // the whole value
+	RefBytes                  // bytes [Start, End)
+	RefLines                  // lines Start..End, 1-based, inclusive
+	RefPointer                // the JSON value at Pointer
+	RefList                   // page Page of the run's catalogue ($list_results)
+)
+
+// As says how a pointer selection is returned.
+type As string
+
+const (
+	// AsLexeme returns the value's original bytes (the default).
+	AsLexeme As = "lexeme"
+	// AsString returns the decoded text of a JSON string.
+	AsString As = "string"
+	// AsValue, in an expand template only, inserts the JSON value itself.
+	AsValue As = "value"
+)
+
+// Ref is a parsed reference: the JSON form models and templates use, or
+// the same built from command-line flags (RefFields). Both go through
+// RefFields.Ref, so they accept and refuse exactly the same things.
+type Ref struct {
+	Kind RefKind
+	// ID is the value id (or call id) the reference names; empty for RefList.
+	ID string
+	// Start and End: bytes [Start, End) for RefBytes, lines Start..End for RefLines.
+	Start, End int64
+	Pointer    Pointer
+	As         As     // for RefPointer: AsLexeme, AsString or AsValue
+	SHA256     string // lowercase hex the value's digest must equal, or ""
+	Page       int64  // for RefList
+}
+
+// RefFields are a reference's fields as given, before they are checked:
+// nil means absent.
+type RefFields struct {
+	ID      *string
+	Bytes   *[2]int64
+	Lines   *[2]int64
+	Pointer *string
+	As      *string
+	SHA256  *string
+	List    *int64
+}
+
+func badRef(format string, args ...any) error {
+	return retain.Errorf(retain.CodeBadReference, format, args...)
+}
+
+// refHelp is appended to messages about malformed references.
+const refHelp = `; a reference is {"$ref": "ID"} with at most one of "bytes": [start, end], "lines": [first, last] or "pointer": "/a/0" (with "as": "lexeme" or "string"), and optionally "sha256"; or {"$list_results": N}`
+
+// Ref checks the fields and returns the reference they make. Malformed
+// combinations are bad_reference; a malformed pointer is bad_pointer.
+func (f RefFields) Ref() (Ref, error) {
+	if f.List != nil {
+		if f.ID != nil || f.Bytes != nil || f.Lines != nil || f.Pointer != nil || f.As != nil || f.SHA256 != nil {
+			return Ref{}, badRef("$list_results takes no other keys" + refHelp)
+		}
+		if *f.List < 0 {
+			return Ref{}, badRef("$list_results %d: pages count from 0", *f.List)
+		}
+		return Ref{Kind: RefList, Page: *f.List}, nil
+	}
+	if f.ID == nil {
+		return Ref{}, badRef("no \"$ref\" naming the value" + refHelp)
+	}
+	if *f.ID == "" {
+		return Ref{}, badRef("\"$ref\" is empty: name a value id, as shown in its stub")
+	}
+	r := Ref{Kind: RefWhole, ID: *f.ID}
+	n := 0
+	if f.Bytes != nil {
+		n++
+		r.Kind, r.Start, r.End = RefBytes, f.Bytes[0], f.Bytes[1]
+	}
+	if f.Lines != nil {
+		n++
+		r.Kind, r.Start, r.End = RefLines, f.Lines[0], f.Lines[1]
+	}
+	if f.Pointer != nil {
+		n++
+		p, err := ParsePointer(*f.Pointer)
+		if err != nil {
+			return Ref{}, err
+		}
+		r.Kind, r.Pointer, r.As = RefPointer, p, AsLexeme
+	}
+	if n > 1 {
+		return Ref{}, badRef("a reference selects by at most one of bytes, lines and pointer" + refHelp)
+	}
+	if f.As != nil {
+		if r.Kind != RefPointer {
+			return Ref{}, badRef("\"as\" applies to a pointer selection only" + refHelp)
+		}
+		switch a := As(*f.As); a {
+		case AsLexeme, AsString, AsValue:
+			r.As = a
+		default:
+			return Ref{}, badRef("\"as\": %q: want \"lexeme\" or \"string\"", *f.As)
+		}
+	}
+	if f.SHA256 != nil {
+		h := strings.ToLower(*f.SHA256)
+		if len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+			return Ref{}, badRef("\"sha256\": %q is not 64 hex digits; copy the digest from the value's stub", *f.SHA256)
+		}
+		r.SHA256 = h
+	}
+	return r, nil
+}
+
+// ParseRef parses the JSON form of a reference. Unknown or repeated keys,
+// wrong types and trailing data are bad_reference.
+func ParseRef(data []byte) (Ref, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	t, err := dec.Token()
+	if err != nil || t != json.Delim('{') {
+		return Ref{}, badRef("a reference must be a JSON object" + refHelp)
+	}
+	var f RefFields
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return Ref{}, badRef("reference is not valid JSON: %v", err)
+		}
+		key := t.(string)
+		if seen[key] {
+			return Ref{}, badRef("key %q occurs more than once in the reference", key)
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return Ref{}, badRef("reference is not valid JSON: %v", err)
+		}
+		switch key {
+		case "$ref", "pointer", "as", "sha256":
+			var s string
+			if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+				return Ref{}, badRef("%q must be a string, not %s", key, raw)
+			}
+			switch key {
+			case "$ref":
+				f.ID = &s
+			case "pointer":
+				f.Pointer = &s
+			case "as":
+				f.As = &s
+			default:
+				f.SHA256 = &s
+			}
+		case "bytes", "lines":
+			var nums []json.RawMessage
+			if raw[0] != '[' || json.Unmarshal(raw, &nums) != nil || len(nums) != 2 {
+				return Ref{}, badRef("%q must be an array of two integers, as in [1, 40], not %s", key, raw)
+			}
+			var pair [2]int64
+			for i, n := range nums {
+				v, err := strconv.ParseInt(string(n), 10, 64)
+				if err != nil {
+					return Ref{}, badRef("%q must be an array of two integers, as in [1, 40], not %s", key, raw)
+				}
+				pair[i] = v
+			}
+			if key == "bytes" {
+				f.Bytes = &pair
+			} else {
+				f.Lines = &pair
+			}
+		case "$list_results":
+			n, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				return Ref{}, badRef("\"$list_results\" must be a page number from 0, not %s", raw)
+			}
+			f.List = &n
+		default:
+			return Ref{}, badRef("unknown key %q in the reference%s", key, refHelp)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return Ref{}, badRef("reference is not valid JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Ref{}, badRef("trailing data after the reference object")
+	}
+	return f.Ref()
+}
+
+// MarshalJSON renders the reference in its canonical JSON form, which
+// ParseRef reads back as the same Ref.
+func (r Ref) MarshalJSON() ([]byte, error) {
+	str := func(b []byte, s string) []byte {
+		b = append(b, '"')
+		b = jsonstr.Append(b, []byte(s))
+		return append(b, '"')
+	}
+	if r.Kind == RefList {
+		return fmt.Appendf(nil, `{"$list_results":%d}`, r.Page), nil
+	}
+	b := str([]byte(`{"$ref":`), r.ID)
+	switch r.Kind {
+	case RefBytes:
+		b = fmt.Appendf(b, `,"bytes":[%d,%d]`, r.Start, r.End)
+	case RefLines:
+		b = fmt.Appendf(b, `,"lines":[%d,%d]`, r.Start, r.End)
+	case RefPointer:
+		b = str(append(b, `,"pointer":`...), r.Pointer.String())
+		if r.As != AsLexeme {
+			b = str(append(b, `,"as":`...), string(r.As))
+		}
+	}
+	if r.SHA256 != "" {
+		b = str(append(b, `,"sha256":`...), r.SHA256)
+	}
+	return append(b, '}'), nil
+}
+
+// String is the canonical JSON form, for messages.
+func (r Ref) String() string {
+	b, _ := r.MarshalJSON()
+	return string(b)
+}
+
+// checkDigest compares the reference's sha256, if any, with the value's.
+func (r Ref) checkDigest(d *retain.Descriptor) error {
+	if r.SHA256 == "" || r.SHA256 == d.SHA256 {
+		return nil
+	}
+	return retain.Errorf(retain.CodeDigestMismatch, "value %q has sha256 %s, not %s as the reference says: the reference is for other bytes; check the id, or drop \"sha256\" to read what the value holds now", d.ID, d.SHA256, r.SHA256)
+}
+
+// ParseBatch reads a JSON array of references, as `retval resolve --batch`
+// takes on stdin. An element that is not a valid reference becomes a Lookup
+// carrying its error (it is answered with that error, and counts); input
+// that is not a JSON array is bad_reference.
+func ParseBatch(r io.Reader) ([]Lookup, error) {
+	const want = `: want a JSON array of references, e.g. [{"$ref": "c1", "lines": [1, 40]}, {"$ref": "c2", "pointer": "/name"}]`
+	dec := json.NewDecoder(r)
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return nil, badRef("the batch is not a JSON array" + want)
+	}
+	var out []Lookup
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, badRef("the batch is not valid JSON: %v%s", err, want)
+		}
+		ref, err := ParseRef(raw)
+		out = append(out, Lookup{Ref: ref, Err: err})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, badRef("the batch is not valid JSON: %v%s", err, want)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, badRef("trailing data after the batch's array" + want)
+	}
+	return out, nil
+}

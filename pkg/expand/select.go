@@ -1,0 +1,208 @@
+package expand
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/retval/retval/pkg/peek"
+	"github.com/retval/retval/pkg/retain"
+)
+
+// Selection is where a reference's bytes lie in its value: found, not yet
+// read. Reading it (Text, WriteTo) returns verified bytes.
+type Selection struct {
+	Ref   Ref
+	Value *retain.Value
+	// Start and End delimit the selected bytes of the value. For a pointer
+	// they are the value's lexeme, quotes included for a string.
+	Start, End int64
+	// Kind is the JSON type of a pointer selection, KindNone otherwise.
+	Kind Kind
+}
+
+// Decoded reports whether reading the selection decodes a JSON string
+// (as: string) rather than copying bytes.
+func (s *Selection) Decoded() bool { return s.Ref.Kind == RefPointer && s.Ref.As == AsString }
+
+// Size is the length of the selected bytes of the value (for a decoded
+// string, of its JSON form).
+func (s *Selection) Size() int64 { return s.End - s.Start }
+
+// Select finds the selection r makes in v. It checks the reference's
+// digest, the byte range's bounds and UTF-8 boundaries, the line range, and
+// for a pointer that v is one valid JSON document and that the pointer
+// selects exactly one value; it reads only what finding the span needs.
+func Select(v *retain.Value, r Ref) (*Selection, error) {
+	if r.Kind == RefList {
+		return nil, badRef("$list_results lists the run's values; it selects no bytes")
+	}
+	if err := r.checkDigest(&v.Desc); err != nil {
+		return nil, err
+	}
+	s := &Selection{Ref: r, Value: v}
+	switch r.Kind {
+	case RefWhole:
+		s.End = v.Size()
+	case RefBytes:
+		if err := peek.CheckBytes(v, r.Start, r.End); err != nil {
+			return nil, err
+		}
+		s.Start, s.End = r.Start, r.End
+	case RefLines:
+		n := v.Desc.Lines
+		if r.Start >= 1 && r.Start <= r.End && r.Start <= n && r.End > n {
+			return nil, retain.Errorf(retain.CodeInvalidRange, "line range %d-%d: the value has %s; ask for lines %d-%d", r.Start, r.End, plural(n, "line"), r.Start, n)
+		}
+		start, end, _, err := peek.LineSpan(v, r.Start, r.End)
+		if err != nil {
+			return nil, err
+		}
+		s.Start, s.End = start, end
+	case RefPointer:
+		if !v.Desc.JSON {
+			return nil, retain.Errorf(retain.CodeNotJSON, "value %q is not one valid JSON document, so a pointer selects nothing in it; read it with bytes or lines instead", v.Desc.ID)
+		}
+		sp, err := FindPointer(v, v.Size(), r.Pointer)
+		if err != nil {
+			return nil, err
+		}
+		if r.As == AsString && sp.Kind != KindString {
+			return nil, retain.Errorf(retain.CodeNotString, "pointer %q selects %s %s, not a string; ask for it as lexeme", r.Pointer.String(), article(sp.Kind), sp.Kind)
+		}
+		s.Start, s.End, s.Kind = sp.Start, sp.End, sp.Kind
+	}
+	return s, nil
+}
+
+// WriteTo writes the selection to w, streaming: the selected bytes, or for
+// a decoded string its text. It returns the number of bytes written.
+func (s *Selection) WriteTo(w io.Writer) (int64, error) {
+	if !s.Decoded() {
+		return io.Copy(w, s.Value.Section(s.Start, s.End))
+	}
+	cw := &countWriter{w: w}
+	d := &stringDecoder{w: cw}
+	if _, err := io.Copy(d, s.Value.Section(s.Start+1, s.End-1)); err != nil {
+		return cw.n, s.decodeErr(err)
+	}
+	if err := d.Close(); err != nil {
+		return cw.n, s.decodeErr(err)
+	}
+	return cw.n, nil
+}
+
+func (s *Selection) decodeErr(err error) error {
+	switch err {
+	case errControl, errEscape, errQuote, errTruncEsc:
+		return retain.Errorf(retain.CodeNotJSON, "not valid JSON in the string at byte %d: %v; read it as lexeme instead", s.Start, err)
+	}
+	return err
+}
+
+// Text reads the selection into memory. Over limit bytes (0: no limit) it
+// fails with too_large without reading more than the limit.
+func (s *Selection) Text(limit int64) ([]byte, error) {
+	tooLarge := func(what string) error {
+		return retain.Errorf(retain.CodeTooLarge, "the selection is %s, over the %d-byte bound of one lookup; narrow it: fewer lines, a shorter byte range or a deeper pointer", what, limit)
+	}
+	if !s.Decoded() {
+		if limit > 0 && s.Size() > limit {
+			return nil, tooLarge(plural(s.Size(), "byte"))
+		}
+		b, err := s.Value.Bytes(s.Start, s.End)
+		return b, err
+	}
+	// A string's text is at least a sixth of its escaped body.
+	if body := s.Size() - 2; limit > 0 && body/6 > limit {
+		return nil, tooLarge("a string of over " + plural(body/6, "byte"))
+	}
+	var buf bytes.Buffer
+	var w io.Writer = &buf
+	if limit > 0 {
+		w = &limitWriter{w: &buf, n: limit}
+	}
+	if _, err := s.WriteTo(w); err != nil {
+		if err == errOverLimit {
+			return nil, tooLarge("a string of over " + plural(limit, "byte"))
+		}
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Close closes the selection's value.
+func (s *Selection) Close() error { return s.Value.Close() }
+
+// Resolver opens references against one run of a store.
+type Resolver struct {
+	Store *retain.Store
+	Run   string
+}
+
+// Open opens the value r names and selects in it. The caller closes the
+// Selection. Errors: unknown_reference or collected for the value, and
+// those of Select.
+func (rs *Resolver) Open(r Ref) (*Selection, error) {
+	if r.Kind == RefList {
+		return nil, badRef("$list_results lists the run's values; it selects no bytes")
+	}
+	v, err := rs.Store.OpenValue(rs.Run, valueID(r.ID))
+	if err != nil {
+		return nil, err
+	}
+	s, err := Select(v, r)
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// valueID accepts an id as a stub shows it: "#c1" names value c1. Value ids
+// never contain "#", so the prefix cannot be part of one.
+func valueID(id string) string {
+	if rest, ok := strings.CutPrefix(id, "#"); ok && retain.IsClean(rest) {
+		return rest
+	}
+	return id
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type overLimit struct{}
+
+func (overLimit) Error() string { return "over the limit" }
+
+var errOverLimit error = overLimit{}
+
+// limitWriter fails with errOverLimit once more than n bytes are written.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.n {
+		return 0, errOverLimit
+	}
+	l.n -= int64(len(p))
+	return l.w.Write(p)
+}
