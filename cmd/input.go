@@ -9,10 +9,17 @@ import (
 
 // input opens the FILE argument, or stdin for none or "-".
 func input(c *cli.Context, e *env) (io.ReadCloser, error) {
-	if c.NArg() > 1 {
+	args, err := interspersed(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) > 1 {
 		return nil, usageErr("too many arguments: want at most one FILE")
 	}
-	name := c.Args().First()
+	name := ""
+	if len(args) == 1 {
+		name = args[0]
+	}
 	if name == "" || name == "-" {
 		return io.NopCloser(e.stdin), nil
 	}

@@ -31,6 +31,12 @@ Exit status: 0 printed, 1 I/O error, 2 usage.`,
 }
 
 func runReplay(c *cli.Context, e *env) error {
+	// The input first: it also parses flags given after FILE.
+	in, err := input(c, e)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
 	r, err := settings(c)
 	if err != nil {
 		return err
@@ -43,11 +49,6 @@ func runReplay(c *cli.Context, e *env) error {
 	if call == "" {
 		return usageErr("no call id given: use --call C")
 	}
-	in, err := input(c, e)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
 	stub, err := retain.Open(r.RunsDir).Replay(in, e.stdout, run, call, r.Limits.StubSettings(r.Policy))
 	if err != nil {
 		return err

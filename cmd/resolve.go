@@ -1,9 +1,6 @@
 package cmd
 
 import (
-	"flag"
-	"io"
-	"strings"
 
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/peek"
@@ -169,46 +166,3 @@ func flagRef(c *cli.Context, id string) (expand.Ref, error) {
 	return f.Ref()
 }
 
-// interspersed parses the flags that follow positional arguments — the
-// flag library stops at the first argument, but the usage puts ID first —
-// and returns the positional arguments. Flags after "--" are arguments.
-func interspersed(c *cli.Context) ([]string, error) {
-	var pos []string
-	args := c.Args().Slice()
-	for len(args) > 0 {
-		a := args[0]
-		if a == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		if a == "-" || !strings.HasPrefix(a, "-") {
-			pos = append(pos, a)
-			args = args[1:]
-			continue
-		}
-		set := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
-		set.SetOutput(io.Discard)
-		for _, f := range c.Command.Flags {
-			if err := f.Apply(set); err != nil {
-				return nil, err
-			}
-		}
-		if err := set.Parse(args); err != nil {
-			return nil, usageErr("%v", err)
-		}
-		var err error
-		set.Visit(func(f *flag.Flag) {
-			if e := c.Set(f.Name, f.Value.String()); e != nil && err == nil {
-				err = usageErr("--%s: %v", f.Name, e)
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-		rest := set.Args()
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), nil // Parse stopped at "--"
-		}
-		args = rest
-	}
-	return pos, nil
-}

@@ -42,15 +42,16 @@ other bytes) or I/O error, 2 usage, 4 run at capacity (bounded policy).`,
 }
 
 func runRetain(c *cli.Context, e *env) error {
-	r, err := settings(c)
-	if err != nil {
-		return err
-	}
+	// The input first: it also parses flags given after FILE.
 	in, err := input(c, e)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
 	if r.Off {
 		_, err := io.Copy(e.stdout, in)
 		return err
