@@ -136,7 +136,11 @@ type Debris struct {
 	Kind    string `json:"kind"` // temp, orphan or stray
 	Bytes   int64  `json:"bytes"`
 	modTime time.Time
-	value   retain.ID
+	// value is the value an orphan is named for; descAbsent says it had no
+	// descriptor when planned (else it is a content file its descriptor
+	// does not name).
+	value      retain.ID
+	descAbsent bool
 }
 
 // Trash is what an interrupted gc left in .retval/trash.
@@ -284,10 +288,16 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 	// Debris per run, by age alone; busy runs keep theirs for now.
 	debris := map[retain.ID][]Debris{}
 	for _, ri := range infos {
+		descs := map[retain.ID]bool{}
+		for _, e := range ri.Entries {
+			if e.Kind == retain.KindValue {
+				descs[e.Value] = true
+			}
+		}
 		for _, e := range ri.Entries {
 			if e.Kind.Debris() && now.Sub(e.ModTime) >= o.Grace {
 				debris[ri.Run] = append(debris[ri.Run], Debris{Run: ri.Run, Path: filepath.Join(filepath.Base(ri.Dir), e.Name),
-					Kind: e.Kind.String(), Bytes: e.Bytes, modTime: e.ModTime, value: e.Value})
+					Kind: e.Kind.String(), Bytes: e.Bytes, modTime: e.ModTime, value: e.Value, descAbsent: e.Value != "" && !descs[e.Value]})
 			}
 		}
 	}
@@ -720,7 +730,7 @@ func removeDebris(s *retain.Store, run retain.ID, ds []Debris, now time.Time, gr
 		if fi.ModTime().After(d.modTime) || now.Sub(fi.ModTime()) < grace {
 			continue // touched since the plan: not ours to judge now
 		}
-		if d.value != "" {
+		if d.descAbsent {
 			if _, err := os.Lstat(filepath.Join(l.Dir, retain.MetaName(d.value))); err == nil {
 				continue // its descriptor arrived: a value now
 			}

@@ -136,21 +136,22 @@ func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 				report(p)
 			}
 		case e.Kind.Debris() && now.Sub(e.ModTime) >= o.Grace:
-			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e), Bytes: e.Bytes})
+			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e, has[MetaName(e.Value)]), Bytes: e.Bytes})
 		}
 	}
 	return nil
 }
 
-func debrisWhy(e RunEntry) string {
-	switch e.Kind {
-	case KindTemp:
+func debrisWhy(e RunEntry, hasDesc bool) string {
+	switch {
+	case e.Kind == KindTemp:
 		return "temporary file of an unfinished write"
-	case KindOrphan:
-		if e.Name == LinesName(e.Value) {
-			return fmt.Sprintf("line index without a descriptor (no %s)", MetaName(e.Value))
-		}
-		return fmt.Sprintf("content without a descriptor (no %s, or it names another file)", MetaName(e.Value))
+	case e.Kind == KindOrphan && hasDesc:
+		return fmt.Sprintf("content file that %s does not name", MetaName(e.Value))
+	case e.Kind == KindOrphan && e.Name == LinesName(e.Value):
+		return fmt.Sprintf("line index without a descriptor (no %s)", MetaName(e.Value))
+	case e.Kind == KindOrphan:
+		return fmt.Sprintf("content without a descriptor (no %s)", MetaName(e.Value))
 	}
 	if e.IsDir {
 		return "directory that retval does not write"
