@@ -19,7 +19,7 @@ import (
 
 type kept struct {
 	run, id, sha string
-	size     int64
+	size         int64
 }
 
 // TestRaceWritersReadersGC runs writers retaining into live runs (and
