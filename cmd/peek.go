@@ -173,5 +173,3 @@ func peekSelector(c *cli.Context) (selector, error) {
 	}
 	return selector{kind: "lines", a: 1, b: peek.ToEnd}, nil
 }
-
-

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
@@ -165,4 +164,3 @@ func flagRef(c *cli.Context, id string) (expand.Ref, error) {
 	f.Pointer, f.As, f.SHA256 = str("pointer"), str("as"), str("sha256")
 	return f.Ref()
 }
-

@@ -1,0 +1,163 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/retval/retval/pkg/retain"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(catalogueCommand) }
+
+func catalogueCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "catalogue",
+		Usage:     "list what a run keeps, or every run",
+		UsageText: "retval catalogue --run R [--page N] [--page-size K] [--json]\nretval catalogue --all [--grace DUR] [--json]",
+		Description: `Prints a page of a run's values, oldest first: id, tool, size, lines,
+completeness, creation time and SHA-256, then the flag that shows the next
+page. Pages count from 0. --json prints exactly what the reference
+{"$list_results": N} returns: {"run", "page", "total", "next", "values"}.
+
+--all prints one row per run instead: its values, bytes on disk (as du -sb
+counts), last activity (newest write or read stamp), and whether it is
+active (a writer holds its lock, or its last activity is within --grace,
+so gc would not touch it). --json: {"runs": [{"run", "values", "bytes",
+"last_activity", "active"}]}. Human tables humanise sizes; --json never does.
+
+Example:
+   retval catalogue --run "$RUN" --page 1
+   retval catalogue --all --json | jq '.runs[] | select(.active | not) | .run'
+
+Exit status: 0 listed, 1 I/O error (or no runs-dir, with --all), 2 usage,
+3 unknown or collected run.`,
+		Flags: append(globalFlags("grace"),
+			&cli.IntFlag{Name: "page", Usage: "page to show, from 0"},
+			&cli.IntFlag{Name: "page-size", Value: retain.DefaultPageSize, Usage: "values per page"},
+			&cli.BoolFlag{Name: "all", Usage: "one row per run instead of a run's values"},
+		),
+		Action: func(c *cli.Context) error { return runCatalogue(c, envOf(c)) },
+	}
+}
+
+func runCatalogue(c *cli.Context, e *env) error {
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return usageErr("catalogue takes no arguments, got %q (the run goes in --run)", c.Args().First())
+	}
+	now, err := clock()
+	if err != nil {
+		return err
+	}
+	store := openStore(r.RunsDir, now)
+	if c.Bool("all") {
+		if c.IsSet("page") || c.IsSet("page-size") {
+			return usageErr("--all lists runs, not pages: drop --page and --page-size")
+		}
+		runs, err := store.Runs(r.Limits.Grace)
+		if err != nil {
+			return err
+		}
+		if r.JSON {
+			if runs == nil {
+				runs = []*retain.RunInfo{}
+			}
+			return writeJSON(e.stdout, map[string]any{"runs": runs})
+		}
+		return printRuns(e.stdout, runs, now())
+	}
+	run, err := needRun(r)
+	if err != nil {
+		return err
+	}
+	if c.Int("page") < 0 {
+		return usageErr("--page %d: pages count from 0", c.Int("page"))
+	}
+	if c.Int("page-size") < 1 {
+		return usageErr("--page-size %d: want at least 1", c.Int("page-size"))
+	}
+	p, err := store.CataloguePage(run, c.Int("page"), c.Int("page-size"))
+	if err != nil {
+		return err
+	}
+	if r.JSON {
+		b, err := retain.MarshalPage(p)
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(append(b, '\n'))
+		return err
+	}
+	return printPage(e.stdout, p, c.Int("page-size"))
+}
+
+func printPage(w io.Writer, p *retain.Page, size int) error {
+	var b strings.Builder
+	if len(p.Values) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tTOOL\tSIZE\tLINES\tCOMPLETE\tCREATED\tSHA256")
+		for _, d := range p.Values {
+			tool := d.Tool
+			if tool == "" {
+				tool = "-"
+			}
+			complete := "yes"
+			if !d.Complete {
+				complete = "partial"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, tool, humanize.IBytes(uint64(d.Size)), d.Lines,
+				complete, d.Created.UTC().Format(time.RFC3339), d.SHA256)
+		}
+		tw.Flush()
+	}
+	first := p.Page*size + 1
+	switch {
+	case p.Total == 0:
+		fmt.Fprintf(&b, "[run %s holds no values]\n", p.Run)
+	case len(p.Values) == 0:
+		fmt.Fprintf(&b, "[page %d is past the end: %d values in %d pages, from 0]\n", p.Page, p.Total, (p.Total+size-1)/size)
+	case p.Next != nil:
+		fmt.Fprintf(&b, "[page %d: values %d-%d of %d; next: --page %d]\n", p.Page, first, first+len(p.Values)-1, p.Total, *p.Next)
+	default:
+		fmt.Fprintf(&b, "[page %d: values %d-%d of %d; last page]\n", p.Page, first, first+len(p.Values)-1, p.Total)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func printRuns(w io.Writer, runs []*retain.RunInfo, now time.Time) error {
+	var b strings.Builder
+	if len(runs) == 0 {
+		b.WriteString("[no runs]\n")
+	} else {
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tVALUES\tSIZE\tLAST ACTIVITY\tACTIVE")
+		var values int
+		var bytes int64
+		for _, r := range runs {
+			active := "no"
+			switch {
+			case r.Busy:
+				active = "yes (writing)"
+			case r.Active:
+				active = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s (%s)\t%s\n", r.Run, r.Values, humanize.IBytes(uint64(r.Bytes)),
+				r.LastActivity.UTC().Format(time.RFC3339), humanize.RelTime(r.LastActivity, now, "ago", "from now"), active)
+			values += r.Values
+			bytes += r.Bytes
+		}
+		tw.Flush()
+		fmt.Fprintf(&b, "[%d %s, %d values, %s]\n", len(runs), plural(len(runs), "run", "runs"), values, humanize.IBytes(uint64(bytes)))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,237 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/gc"
+	"github.com/retval/retval/pkg/retain"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+func init() { register(gcCommand) }
+
+func gcCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "gc",
+		Usage:     "collect old runs and debris (for cron)",
+		UsageText: "retval gc [--max-age DUR] [--max-bytes SIZE] [--keep-runs N] [--grace DUR] [--dry-run] [--verbose] [--json]",
+		Description: `Removes whole runs idle longer than --max-age (last activity: the newest
+write, or a read's .activity stamp), then the oldest runs until the store is
+within --max-bytes (apparent size, as du -sb counts) and holds at most
+--keep-runs runs; and removes debris (files of unfinished writes, content
+without a descriptor, strays) older than --grace.
+
+Never touches a run whose lock a writer holds (it is skipped and reported)
+or one active within --grace. A run is renamed out of the store under its
+exclusive lock before it is deleted, and a tombstone is left so that later
+lookups fail with "collected" (exit 3) instead of "unknown_reference";
+tombstones are dropped 30 days after the collection. Two gc processes never
+work on one runs-dir: the second exits 1 at once.
+
+Prints a one-line summary (and the runs it skipped); --verbose lists every
+action, --dry-run lists the plan and changes nothing. A progress bar is
+drawn on stderr when it is a terminal.
+
+For testing, RETVAL_NOW (an RFC 3339 time) replaces the clock.
+
+Example:
+   retval gc --runs-dir /var/lib/agent/runs --max-age 14d --max-bytes 20GiB --dry-run
+   # crontab: 17 3 * * * retval gc --runs-dir /var/lib/agent/runs --max-age 14d
+
+Exit status: 0 done (skipped busy runs included), 1 another gc is running or
+an action failed, 2 usage.`,
+		Flags: append(globalFlags("grace"),
+			&cli.StringFlag{Name: "max-age", Value: "30d", Usage: "remove runs idle longer than this (0 = no age rule)"},
+			&cli.StringFlag{Name: "max-bytes", Value: "0", Usage: "then remove oldest runs until the store is within this size (0 = no cap)"},
+			&cli.IntFlag{Name: "keep-runs", Usage: "then remove oldest runs until at most this many remain (0 = no cap)"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan, change nothing"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every action, not only the summary"},
+		),
+		Action: func(c *cli.Context) error { return runGC(c, envOf(c)) },
+	}
+}
+
+// clock returns the time source of a command: time.Now, or the fixed time
+// in RETVAL_NOW (RFC 3339), a testing aid so that scripts can simulate the
+// passing of time without sleeping.
+func clock() (func() time.Time, error) {
+	v := os.Getenv("RETVAL_NOW")
+	if v == "" {
+		return time.Now, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return nil, usageErr("RETVAL_NOW %q: want an RFC 3339 time such as 2030-01-02T15:04:05Z", v)
+	}
+	return func() time.Time { return t }, nil
+}
+
+func runGC(c *cli.Context, e *env) error {
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return usageErr("gc takes no arguments, got %q", c.Args().First())
+	}
+	o := gc.Options{Grace: r.Limits.Grace, DryRun: c.Bool("dry-run"), KeepRuns: c.Int("keep-runs")}
+	if o.MaxAge, err = config.ParseDuration(c.String("max-age")); err != nil {
+		return usageErr("--max-age: %v", err)
+	}
+	if o.MaxBytes, err = config.ParseSize(c.String("max-bytes")); err != nil {
+		return usageErr("--max-bytes: %v", err)
+	}
+	if o.KeepRuns < 0 {
+		return usageErr("--keep-runs must be ≥ 0")
+	}
+	if o.Now, err = clock(); err != nil {
+		return err
+	}
+	store := openStore(r.RunsDir, o.Now)
+	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		bar := newProgress(f)
+		o.Progress = bar.update
+		defer bar.finish()
+	}
+	rep, err := gc.Collect(store, o)
+	if rep == nil {
+		return err
+	}
+	if r.JSON {
+		if werr := writeJSON(e.stdout, rep); werr != nil {
+			return werr
+		}
+		return err
+	}
+	if werr := printGC(e.stdout, rep, o.DryRun || c.Bool("verbose")); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// printGC writes the human report: every action when all is set, then the
+// skipped runs and failures, then one summary line.
+func printGC(w io.Writer, rep *gc.Report, all bool) error {
+	var b strings.Builder
+	verb := func(did, would string) string {
+		if rep.DryRun {
+			return would
+		}
+		return did
+	}
+	if all {
+		for _, t := range rep.Trash {
+			fmt.Fprintf(&b, "%s %s (left by an interrupted gc, %s)\n", verb("finished", "would finish"), t.Path, size(t.Bytes))
+		}
+		for _, t := range rep.Tombstones {
+			fmt.Fprintf(&b, "%s the tombstone of run %s (collected %s)\n", verb("dropped", "would drop"), t.Run, t.Collected.UTC().Format(time.RFC3339))
+		}
+		for _, x := range rep.Removed {
+			fmt.Fprintf(&b, "%s run %s: %s (%d values, %s, last active %s)\n", verb("removed", "would remove"), x.Run,
+				ruleText(x.Rule, rep.Now.Sub(x.LastActivity)), x.Values, size(x.Bytes), x.LastActivity.UTC().Format(time.RFC3339))
+		}
+		for _, d := range rep.Debris {
+			fmt.Fprintf(&b, "%s debris %s (%s, %s)\n", verb("removed", "would remove"), d.Path, d.Kind, size(d.Bytes))
+		}
+	}
+	for _, s := range rep.Skipped {
+		what := "run " + string(s.Run)
+		if s.Rule == gc.RuleDebris {
+			what = "debris of run " + string(s.Run)
+		}
+		fmt.Fprintf(&b, "%s %s (%s): %s\n", verb("skipped", "would skip"), what, s.Reason, s.Message)
+	}
+	for _, f := range rep.Failed {
+		what := f.Path
+		if f.Run != "" {
+			what = "run " + string(f.Run)
+		}
+		fmt.Fprintf(&b, "failed %s: %s\n", what, f.Error)
+	}
+	runs := len(rep.Removed)
+	fmt.Fprintf(&b, "%s %d %s and %d debris %s, %s %s; kept %d %s (%s)",
+		verb("removed", "would remove"), runs, plural(runs, "run", "runs"), len(rep.Debris), plural(len(rep.Debris), "file", "files"),
+		verb("freed", "freeing"), size(rep.BytesFreed), rep.RunsKept, plural(rep.RunsKept, "run", "runs"), size(rep.BytesKept))
+	if n := len(rep.Skipped); n > 0 {
+		fmt.Fprintf(&b, "; %d skipped", n)
+	}
+	if n := len(rep.Failed); n > 0 {
+		fmt.Fprintf(&b, "; %d failed", n)
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ruleText(rule string, idle time.Duration) string {
+	switch rule {
+	case gc.RuleMaxAge:
+		return "idle " + gc.Age(idle) + ", over --max-age"
+	case gc.RuleMaxBytes:
+		return "oldest while the store is over --max-bytes"
+	case gc.RuleKeepRuns:
+		return "oldest while the store holds more than --keep-runs"
+	}
+	return rule
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// size humanises a byte count for human tables and messages (never JSON).
+func size(n int64) string {
+	if n < 0 {
+		n = 0
+	}
+	return humanize.IBytes(uint64(n))
+}
+
+// progress draws gc's progress bar on a terminal.
+type progress struct {
+	f     *os.File
+	bar   *progressbar.ProgressBar
+	phase string
+}
+
+func newProgress(f *os.File) *progress { return &progress{f: f} }
+
+func (p *progress) update(phase string, done, total int) {
+	if phase != p.phase {
+		if p.bar != nil {
+			p.bar.Finish()
+		}
+		desc := "scanning runs"
+		if phase == "collect" {
+			desc = "collecting"
+		}
+		p.phase = phase
+		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.f), progressbar.OptionSetDescription(desc),
+			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+	}
+	p.bar.Set(done)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}
+
+// openStore opens the runs-dir with the command's clock.
+func openStore(dir string, now func() time.Time) *retain.Store {
+	s := retain.Open(dir)
+	s.Now = now
+	return s
+}

@@ -1,0 +1,163 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/internal/flock"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// holdEnv makes the test binary a lock holder: it takes the flock(2) lock
+// named by the variable (shared, or exclusive after "ex:"), says "locked"
+// and keeps it until its stdin closes. A lock held by another process is
+// what gc must respect; one held in the same process would prove less.
+const holdEnv = "RETVAL_TEST_HOLD_LOCK"
+
+func init() {
+	if spec := os.Getenv(holdEnv); spec != "" {
+		os.Exit(holdLock(spec))
+	}
+	// holds are the lock-holder processes of the running script, by path.
+	holds := map[string]*exec.Cmd{}
+	var mu sync.Mutex // scripts run in parallel
+	scriptCmds["touchold"] = touchOld
+	scriptCmds["holdlock"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) < 1 || len(args) > 2 || len(args) == 2 && args[0] != "-ex" {
+			ts.Fatalf("usage: holdlock [-ex] FILE")
+		}
+		spec := ts.MkAbs(args[len(args)-1])
+		if len(args) == 2 {
+			spec = "ex:" + spec
+		}
+		c := exec.Command(os.Args[0])
+		c.Env = append(os.Environ(), holdEnv+"="+spec)
+		stdin, err := c.StdinPipe()
+		ts.Check(err)
+		out, err := c.StdoutPipe()
+		ts.Check(err)
+		c.Stderr = os.Stderr
+		ts.Check(c.Start())
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || line != "locked\n" {
+			c.Process.Kill()
+			c.Wait()
+			ts.Fatalf("lock holder did not take %s: %q %v", spec, line, err)
+		}
+		key := ts.MkAbs(args[len(args)-1])
+		mu.Lock()
+		holds[key] = c
+		mu.Unlock()
+		ts.Defer(func() {
+			stdin.Close()
+			c.Process.Kill()
+			c.Wait()
+		})
+	}
+	scriptCmds["unlock"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: unlock FILE")
+		}
+		key := ts.MkAbs(args[0])
+		mu.Lock()
+		c, ok := holds[key]
+		delete(holds, key)
+		mu.Unlock()
+		if !ok {
+			ts.Fatalf("no lock held on %s", args[0])
+		}
+		c.Process.Kill()
+		c.Wait()
+	}
+	// flipbyte FILE OFFSET: invert the bits of one byte (a corrupt value).
+	scriptCmds["flipbyte"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 {
+			ts.Fatalf("usage: flipbyte FILE OFFSET")
+		}
+		off, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_RDWR, 0)
+		ts.Check(err)
+		defer f.Close()
+		b := make([]byte, 1)
+		_, err = f.ReadAt(b, off)
+		ts.Check(err)
+		b[0] ^= 0xff
+		_, err = f.WriteAt(b, off)
+		ts.Check(err)
+	}
+	// sub FILE OLD NEW: replace every OLD in FILE with NEW (literal text).
+	scriptCmds["sub"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 3 {
+			ts.Fatalf("usage: sub FILE OLD NEW")
+		}
+		p := ts.MkAbs(args[0])
+		b, err := os.ReadFile(p)
+		ts.Check(err)
+		if !strings.Contains(string(b), args[1]) {
+			ts.Fatalf("%s does not contain %q", args[0], args[1])
+		}
+		ts.Check(os.WriteFile(p, []byte(strings.ReplaceAll(string(b), args[1], args[2])), 0o644))
+	}
+}
+
+// touchOld: touchold PATH DURATION sets the modification time of PATH, and
+// of everything under it when it is a directory, to DURATION before now —
+// RETVAL_NOW when the script sets it, else the real clock. So a script
+// makes a run idle without sleeping.
+func touchOld(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: touchold PATH DURATION")
+	}
+	d, err := config.ParseDuration(args[1])
+	ts.Check(err)
+	now := time.Now()
+	if v := ts.Getenv("RETVAL_NOW"); v != "" {
+		now, err = time.Parse(time.RFC3339, v)
+		ts.Check(err)
+	}
+	t := now.Add(-d)
+	root := ts.MkAbs(args[0])
+	var paths []string
+	ts.Check(filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		paths = append(paths, p)
+		return err
+	}))
+	// Children first: changing a file's time does not change its
+	// directory's, but be explicit about the order anyway.
+	for i := len(paths) - 1; i >= 0; i-- {
+		ts.Check(os.Chtimes(paths[i], t, t))
+	}
+}
+
+func holdLock(spec string) int {
+	ex := strings.HasPrefix(spec, "ex:")
+	path := strings.TrimPrefix(spec, "ex:")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if ex {
+		err = flock.Exclusive(f)
+	} else {
+		err = flock.Shared(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("locked")
+	buf := make([]byte, 1)
+	os.Stdin.Read(buf) // until the test closes our stdin or kills us
+	return 0
+}

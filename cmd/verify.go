@@ -1,0 +1,91 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/retval/retval/pkg/retain"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(verifyCommand) }
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "re-read every value and check it against its descriptor",
+		UsageText: "retval verify [--run R] [--grace DUR] [--json]",
+		Description: `Re-reads every value of a run (or of every run), streaming, and checks
+its size and SHA-256 against its descriptor, and its line index's block
+digests against its bytes. Prints one line per problem as it is found:
+
+   corrupt  the content (or its index) does not match the descriptor
+   missing  a descriptor whose content file is not there
+   debris   a file that belongs to no value (gc removes it); files younger
+            than --grace may be a write in progress and are not reported
+
+then a summary line. --json prints {"runs", "values", "bytes", "corrupt",
+"missing", "debris", "problems": [{"run", "file", "kind", "message"}]};
+when something is corrupt or missing, an error object follows it.
+
+Example:
+   retval verify --run "$RUN"
+   retval verify --runs-dir /var/lib/agent/runs --json
+
+Exit status: 0 every value checks out (debris alone is reported, exit 0),
+1 something is corrupt or missing (or an I/O error), 2 usage, 3 unknown or
+collected run.`,
+		Flags:  globalFlags("grace"),
+		Action: func(c *cli.Context) error { return runVerify(c, envOf(c)) },
+	}
+}
+
+func runVerify(c *cli.Context, e *env) error {
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return usageErr("verify takes no arguments, got %q (the run goes in --run)", c.Args().First())
+	}
+	now, err := clock()
+	if err != nil {
+		return err
+	}
+	store := openStore(r.RunsDir, now)
+	o := retain.VerifyOptions{Run: r.Run, Grace: r.Limits.Grace}
+	if !r.JSON {
+		o.Problem = func(p retain.Problem) {
+			msg := p.Message
+			if p.Kind == retain.ProblemDebris {
+				msg += ", " + size(p.Bytes)
+			}
+			fmt.Fprintf(e.stdout, "%-7s  %s/%s: %s\n", p.Kind, p.Run, p.File, msg)
+		}
+	}
+	rep, err := store.Verify(o)
+	if err != nil {
+		return err
+	}
+	if r.JSON {
+		if err := writeJSON(e.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		var b strings.Builder
+		fmt.Fprintf(&b, "verified %d %s (%s) in %d %s: ", rep.Values, plural(rep.Values, "value", "values"), size(rep.Bytes), rep.Runs, plural(rep.Runs, "run", "runs"))
+		if rep.OK() && rep.Debris == 0 {
+			b.WriteString("all good")
+		} else {
+			fmt.Fprintf(&b, "%d corrupt, %d missing, %d debris", rep.Corrupt, rep.Missing, rep.Debris)
+			if rep.Debris > 0 {
+				b.WriteString(" (retval gc removes debris)")
+			}
+		}
+		fmt.Fprintln(e.stdout, b.String())
+	}
+	if !rep.OK() {
+		return retain.Errorf(retain.CodeCorrupt, "%d corrupt and %d missing of %d values; restore them or retain them again", rep.Corrupt, rep.Missing, rep.Values)
+	}
+	return nil
+}

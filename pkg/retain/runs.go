@@ -1,0 +1,341 @@
+package retain
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/retval/retval/internal/flock"
+)
+
+// EntryKind says what an entry of a run directory is to the store.
+type EntryKind int
+
+const (
+	// KindOwn is the run's own bookkeeping: .lock, .activity, .steps and
+	// the ledgers in it.
+	KindOwn EntryKind = iota
+	// KindValue is a descriptor, or the content or index of a value whose
+	// descriptor exists.
+	KindValue
+	// KindTemp is a writer's temporary file (IsTemp).
+	KindTemp
+	// KindOrphan is content or an index whose descriptor does not exist.
+	KindOrphan
+	// KindStray is anything else: not a file retval writes.
+	KindStray
+)
+
+var kindNames = [...]string{"own", "value", "temp", "orphan", "stray"}
+
+func (k EntryKind) String() string { return kindNames[k] }
+
+// Debris reports whether an entry of this kind belongs to no committed
+// value and is not the run's own bookkeeping: what gc removes (once old).
+func (k EntryKind) Debris() bool { return k >= KindTemp }
+
+// RunEntry is one entry of a run directory. Entries of .steps appear as
+// ".steps/<name>".
+type RunEntry struct {
+	Name string
+	Kind EntryKind
+	// Value is the value an entry of KindValue or KindOrphan is named for.
+	Value ID
+	// Bytes is the apparent size (as du -sb counts it), the whole tree for a
+	// directory.
+	Bytes int64
+	// ModTime is the newest modification time, of the whole tree for a
+	// directory.
+	ModTime time.Time
+	IsDir   bool
+}
+
+// RunInfo describes a run as a whole: what `catalogue --all` lists and what
+// gc decides on.
+type RunInfo struct {
+	Run ID `json:"run"`
+	// Values counts descriptors whose content file exists (verify checks
+	// that they match).
+	Values int `json:"values"`
+	// Bytes is the run directory's apparent size, as `du -sb` counts it.
+	Bytes int64 `json:"bytes"`
+	// LastActivity is the newest modification time of the run's files,
+	// .activity (read stamps) included.
+	LastActivity time.Time `json:"last_activity"`
+	// Active: a writer holds the run's lock, or its last activity is within
+	// the grace period given to Runs.
+	Active bool `json:"active"`
+	// Busy: a writer held the run's lock when it was looked at.
+	Busy bool `json:"-"`
+
+	Dir string `json:"-"`
+	// DirModTime and StepsModTime are the modification times of the run
+	// directory and of its .steps directory (zero when there is none): a
+	// new file in either changes them, so a caller can tell cheaply
+	// whether a run changed since it was scanned.
+	DirModTime   time.Time  `json:"-"`
+	StepsModTime time.Time  `json:"-"`
+	Entries      []RunEntry `json:"-"`
+}
+
+// Runs scans every run of the store, sorted by run id. A run is Active
+// when a writer holds its lock or its last activity is within grace of the
+// store's clock. A runs-dir that does not exist is an error.
+func (s *Store) Runs(grace time.Duration) ([]*RunInfo, error) {
+	ids, err := s.RunIDs()
+	if err != nil {
+		return nil, err
+	}
+	var out []*RunInfo
+	for _, id := range ids {
+		ri, err := s.ScanRun(id)
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected) {
+			continue // collected while we looked
+		}
+		if err != nil {
+			return nil, err
+		}
+		ri.Busy, err = s.RunBusy(id)
+		if err != nil {
+			return nil, err
+		}
+		ri.Active = ri.Busy || s.now().Sub(ri.LastActivity) < grace
+		out = append(out, ri)
+	}
+	return out, nil
+}
+
+// RunIDs lists the runs of the store, sorted. Entries that are not run
+// directories (other names, files, symlinks) are left out.
+func (s *Store) RunIDs() ([]ID, error) {
+	ents, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.Dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []ID
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue // symlinks report as not a directory: never followed
+		}
+		if id, ok := RunFromDirName(e.Name()); ok {
+			out = append(out, id)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+// ScanRun lists a run directory with sizes, modification times and what
+// each entry is. It reads directories and file metadata only, never
+// content (except a descriptor, in the rare case a value has both a plain
+// and a compressed content file).
+func (s *Store) ScanRun(run ID) (*RunInfo, error) {
+	dir, err := s.lookupRun(run)
+	if err != nil {
+		return nil, err
+	}
+	dfi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, err
+	}
+	ri := &RunInfo{Run: run, Dir: dir, Bytes: dfi.Size(), DirModTime: dfi.ModTime()}
+	ents, err := readDirInfo(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, s.missingRun(run)
+	}
+	if err != nil {
+		return nil, err
+	}
+	descs := map[ID]bool{}
+	for _, fi := range ents {
+		if id, ok := strings.CutSuffix(fi.Name(), metaExt); ok && IsClean(id) && fi.Mode().IsRegular() {
+			descs[ID(id)] = true
+		}
+	}
+	content := map[ID]int{} // content files seen per value
+	for _, fi := range ents {
+		name := fi.Name()
+		e := RunEntry{Name: name, Bytes: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir()}
+		switch {
+		case name == lockName || name == activityName:
+			e.Kind = KindOwn
+		case name == stepsDirName && fi.IsDir():
+			e.Kind = KindOwn
+			ri.StepsModTime = fi.ModTime()
+			steps, err := readDirInfo(filepath.Join(dir, name))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			for _, sfi := range steps {
+				se := RunEntry{Name: name + "/" + sfi.Name(), Kind: KindOwn, Bytes: sfi.Size(), ModTime: sfi.ModTime(), IsDir: sfi.IsDir()}
+				if IsTemp(sfi.Name()) {
+					se.Kind = KindTemp
+				} else if sfi.IsDir() || !sfi.Mode().IsRegular() {
+					se.Kind = KindStray
+				}
+				if err := treeSize(filepath.Join(dir, se.Name), &se); err != nil {
+					return nil, err
+				}
+				ri.Entries = append(ri.Entries, se)
+			}
+		case IsTemp(name):
+			e.Kind = KindTemp
+		default:
+			e.Kind = KindStray
+			if id, ok := ValueOf(name); ok && fi.Mode().IsRegular() {
+				e.Value = id
+				if descs[id] {
+					e.Kind = KindValue
+				} else {
+					e.Kind = KindOrphan
+				}
+				if name != MetaName(id) && name != LinesName(id) {
+					content[id]++
+				}
+			}
+		}
+		if e.IsDir && e.Name != stepsDirName {
+			if err := treeSize(filepath.Join(dir, name), &e); err != nil {
+				return nil, err
+			}
+		}
+		ri.Entries = append(ri.Entries, e)
+	}
+	// A value with both a plain and a compressed content file owns only the
+	// one its descriptor names; the other is a stray copy.
+	for id, n := range content {
+		if n < 2 || !descs[id] {
+			continue
+		}
+		d, err := readDescriptor(filepath.Join(dir, MetaName(id)))
+		if err != nil {
+			continue // verify reports the descriptor; keep both meanwhile
+		}
+		for i := range ri.Entries {
+			e := &ri.Entries[i]
+			if e.Value == id && e.Kind == KindValue && e.Name != MetaName(id) && e.Name != LinesName(id) && e.Name != ContentName(id, d.Compression) {
+				e.Kind = KindOrphan
+			}
+		}
+	}
+	for _, e := range ri.Entries {
+		if e.Kind == KindValue && e.Name == MetaName(e.Value) && content[e.Value] > 0 {
+			ri.Values++
+		}
+	}
+	for _, e := range ri.Entries {
+		ri.Bytes += e.Bytes
+		if !e.IsDir && e.ModTime.After(ri.LastActivity) {
+			ri.LastActivity = e.ModTime
+		}
+	}
+	if ri.LastActivity.IsZero() {
+		ri.LastActivity = dfi.ModTime()
+	}
+	sort.Slice(ri.Entries, func(i, j int) bool { return ri.Entries[i].Name < ri.Entries[j].Name })
+	return ri, nil
+}
+
+// readDirInfo lists dir with each entry's lstat information.
+func readDirInfo(dir string) ([]fs.FileInfo, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fs.FileInfo, 0, len(ents))
+	for _, e := range ents {
+		fi, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed while we listed
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fi)
+	}
+	return out, nil
+}
+
+// treeSize adds the apparent size and newest time of the tree under a
+// directory entry to e (whose own size and time are already in it).
+func treeSize(path string, e *RunEntry) error {
+	if !e.IsDir {
+		return nil
+	}
+	return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if p == path {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		e.Bytes += fi.Size()
+		if fi.ModTime().After(e.ModTime) {
+			e.ModTime = fi.ModTime()
+		}
+		return nil
+	})
+}
+
+// RunBusy reports whether a writer holds run's lock: it tries to take the
+// lock exclusively without waiting and lets go at once. A run without a
+// lock file has never had a writer and is not busy.
+func (s *Store) RunBusy(run ID) (bool, error) {
+	f, err := os.OpenFile(filepath.Join(s.RunDir(run), lockName), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	err = flock.TryExclusive(f)
+	if errors.Is(err, flock.ErrBusy) {
+		return true, nil
+	}
+	return false, err
+}
+
+// LockRunExclusive takes run's lock exclusively without waiting, as gc
+// does before it changes a run: it fails with flock.ErrBusy when a writer
+// holds the lock. The lock file is created if the run has none.
+func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
+	dir, err := s.lookupRun(run)
+	if err != nil {
+		return nil, err
+	}
+	lp := filepath.Join(dir, lockName)
+	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, fileMode)
+	if err != nil {
+		return nil, err
+	}
+	if err := flock.TryExclusive(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	fi1, err1 := f.Stat()
+	fi2, err2 := os.Lstat(lp)
+	if err1 != nil || err2 != nil || !os.SameFile(fi1, fi2) {
+		f.Close()
+		return nil, flock.ErrBusy
+	}
+	return &RunLock{Run: run, Dir: dir, f: f}, nil
+}

@@ -1,0 +1,277 @@
+package retain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/zeebo/xxh3"
+)
+
+// The kinds of Problem verify reports.
+const (
+	ProblemCorrupt = "corrupt" // a value (or its index) does not match its descriptor
+	ProblemMissing = "missing" // a descriptor whose content file is not there
+	ProblemDebris  = "debris"  // a file that belongs to no committed value
+)
+
+// Problem is one thing verify found wrong.
+type Problem struct {
+	Run ID `json:"run"`
+	// File is the entry's name inside the run directory.
+	File    string `json:"file"`
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	// Bytes is the size of a debris entry.
+	Bytes int64 `json:"bytes,omitempty"`
+}
+
+// VerifyReport is what Verify checked and found.
+type VerifyReport struct {
+	Runs     int       `json:"runs"`
+	Values   int       `json:"values"`
+	Bytes    int64     `json:"bytes"` // value bytes read and hashed (uncompressed)
+	Corrupt  int       `json:"corrupt"`
+	Missing  int       `json:"missing"`
+	Debris   int       `json:"debris"`
+	Problems []Problem `json:"problems"`
+}
+
+// OK reports whether nothing is corrupt or missing (debris alone is fine:
+// gc removes it).
+func (r *VerifyReport) OK() bool { return r.Corrupt == 0 && r.Missing == 0 }
+
+// VerifyOptions says what Verify checks.
+type VerifyOptions struct {
+	// Run limits the check to one run; "" checks every run.
+	Run string
+	// Grace: a file that belongs to no value and was modified more recently
+	// than this may be a write in progress and is not reported as debris.
+	Grace time.Duration
+	// Problem, when set, is called with each problem as it is found.
+	Problem func(Problem)
+}
+
+// Verify re-reads every value of one run or of the whole store, checking
+// its size and SHA-256 against its descriptor (and its index's block
+// digests against its bytes), streaming: memory stays bounded whatever the
+// sizes. It reports corrupt values, descriptors without content and debris.
+// Each run's lock is held shared while it is checked, so gc leaves it be.
+// An unknown run is ErrNotFound (ErrCollected when gc removed it).
+func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
+	var runs []ID
+	if o.Run != "" {
+		id, err := Sanitize(o.Run)
+		if err != nil {
+			return nil, Errorf(CodeUsage, "run id: %v", err)
+		}
+		if _, err := s.lookupRun(id); err != nil {
+			return nil, err
+		}
+		runs = []ID{id}
+	} else {
+		ids, err := s.RunIDs()
+		if err != nil {
+			return nil, err
+		}
+		runs = ids
+	}
+	rep := &VerifyReport{Problems: []Problem{}}
+	for _, run := range runs {
+		err := s.verifyRun(run, &o, rep)
+		if o.Run == "" && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected)) {
+			continue // collected while we worked
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
+	l, err := s.lockRun(run, false)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	ri, err := s.ScanRun(run)
+	if err != nil {
+		return err
+	}
+	rep.Runs++
+	report := func(p Problem) {
+		p.Run = run
+		switch p.Kind {
+		case ProblemCorrupt:
+			rep.Corrupt++
+		case ProblemMissing:
+			rep.Missing++
+		case ProblemDebris:
+			rep.Debris++
+		}
+		rep.Problems = append(rep.Problems, p)
+		if o.Problem != nil {
+			o.Problem(p)
+		}
+	}
+	has := map[string]bool{}
+	for _, e := range ri.Entries {
+		has[e.Name] = true
+	}
+	now := s.now()
+	for _, e := range ri.Entries {
+		switch {
+		case e.Kind == KindValue && e.Name == MetaName(e.Value):
+			rep.Values++
+			for _, p := range verifyValue(ri.Dir, e.Value, has[LinesName(e.Value)], &rep.Bytes) {
+				report(p)
+			}
+		case e.Kind.Debris() && now.Sub(e.ModTime) >= o.Grace:
+			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e, has[MetaName(e.Value)]), Bytes: e.Bytes})
+		}
+	}
+	return nil
+}
+
+func debrisWhy(e RunEntry, hasDesc bool) string {
+	switch {
+	case e.Kind == KindTemp:
+		return "temporary file of an unfinished write"
+	case e.Kind == KindOrphan && hasDesc:
+		return fmt.Sprintf("content file that %s does not name", MetaName(e.Value))
+	case e.Kind == KindOrphan && e.Name == LinesName(e.Value):
+		return fmt.Sprintf("line index without a descriptor (no %s)", MetaName(e.Value))
+	case e.Kind == KindOrphan:
+		return fmt.Sprintf("content without a descriptor (no %s)", MetaName(e.Value))
+	}
+	if e.IsDir {
+		return "directory that retval does not write"
+	}
+	return "file that retval does not write"
+}
+
+// verifyValue checks one value and returns what is wrong with it. bytes
+// accumulates what was hashed.
+func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
+	meta := MetaName(id)
+	d, err := readDescriptor(filepath.Join(dir, meta))
+	if err != nil {
+		return []Problem{{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor unreadable: %v", err)}}
+	}
+	if d.ID != id {
+		return []Problem{{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor names value %q", d.ID)}}
+	}
+	if d.Compression != CompressNone && d.Compression != CompressZstd {
+		return []Problem{{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("unknown compression %q", d.Compression)}}
+	}
+	name := ContentName(id, d.Compression)
+	bad := func(format string, args ...any) []Problem {
+		return []Problem{{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return []Problem{{File: name, Kind: ProblemMissing, Message: fmt.Sprintf("content file missing: %s has no %s", meta, name)}}
+	case errors.Is(err, syscall.ELOOP):
+		return bad("content file is a symlink")
+	case err != nil:
+		return bad("cannot open content: %v", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return bad("%v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return bad("content is not a regular file")
+	}
+	if fi.Size() != d.StoredBytes {
+		return bad("content file holds %d bytes, descriptor says %d", fi.Size(), d.StoredBytes)
+	}
+
+	var ix *Index
+	var probs []Problem
+	if hasIndex {
+		ix, err = readIndex(filepath.Join(dir, LinesName(id)), d)
+		if err != nil {
+			probs = append(probs, Problem{File: LinesName(id), Kind: ProblemCorrupt, Message: fmt.Sprintf("line index unusable: %v", err)})
+			ix = nil
+		}
+	}
+
+	var r io.Reader = f
+	if d.Compression == CompressZstd {
+		zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return append(probs, bad("zstd: %v", err)...)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	h := sha256.New()
+	bh := &blockHasher{h: xxh3.New()}
+	w := io.Writer(h)
+	if ix != nil {
+		w = io.MultiWriter(h, bh)
+	}
+	n, err := io.Copy(w, r)
+	*bytes += n
+	if err != nil {
+		return append(probs, bad("reading content: %v", err)...)
+	}
+	if n != d.Size {
+		return append(probs, bad("content holds %d bytes, descriptor says %d", n, d.Size)...)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != d.SHA256 {
+		return append(probs, bad("sha256 does not match the descriptor")...)
+	}
+	if ix != nil {
+		bh.finish()
+		for i, sum := range bh.sums {
+			if i >= len(ix.Blocks) || ix.Blocks[i] != sum {
+				probs = append(probs, Problem{File: LinesName(id), Kind: ProblemCorrupt,
+					Message: fmt.Sprintf("block %d digest does not match the content (slice reads would fail)", i)})
+				break
+			}
+		}
+	}
+	return probs
+}
+
+// blockHasher computes the XXH3-64 of each BlockSize block written to it.
+type blockHasher struct {
+	h    *xxh3.Hasher
+	n    int
+	sums []uint64
+}
+
+func (b *blockHasher) Write(p []byte) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		k := min(len(p), BlockSize-b.n)
+		b.h.Write(p[:k])
+		b.n += k
+		p = p[k:]
+		if b.n == BlockSize {
+			b.sums = append(b.sums, b.h.Sum64())
+			b.h.Reset()
+			b.n = 0
+		}
+	}
+	return total, nil
+}
+
+func (b *blockHasher) finish() {
+	if b.n > 0 {
+		b.sums = append(b.sums, b.h.Sum64())
+	}
+}
