@@ -56,9 +56,17 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	// gc may rename the run away and delete it between any two of our
+	// opens: a file that vanished means "collected" when the run is gone.
+	gone := func(err error) error {
+		if _, rerr := s.lookupRun(rid); rerr != nil {
+			return rerr
+		}
+		return err
+	}
 	d, err := readDescriptor(filepath.Join(dir, MetaName(vid)))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &Error{Code: CodeUnknownReference, Err: fmt.Errorf("no value %q in run %q (list them with: retval catalogue --run %s)", id, rid, rid)}
+		return nil, gone(&Error{Code: CodeUnknownReference, Err: fmt.Errorf("no value %q in run %q (list them with: retval catalogue --run %s)", id, rid, rid)})
 	}
 	if err != nil {
 		return nil, err
@@ -68,7 +76,7 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	}
 	v, err := openContent(dir, d)
 	if err != nil {
-		return nil, err
+		return nil, gone(err)
 	}
 	v.Run = rid
 	if touch {

@@ -2,9 +2,7 @@ package retain
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/xxh3"
 )
 
@@ -78,27 +75,19 @@ func TestVerifyBlockDigest(t *testing.T) {
 
 // TestVerifyZstd: a seekable-zstd value is decompressed and checked.
 func TestVerifyZstd(t *testing.T) {
-	s := Open(t.TempDir())
+	s := testStore(t)
 	retainT(t, s, "r", "plain", []byte("x\n")) // makes the run
-	body := bytes.Repeat([]byte("zstd body line\n"), 5000)
-	var z bytes.Buffer
-	enc, _ := zstd.NewWriter(&z)
-	enc.Write(body)
-	enc.Close()
-	sum := sha256.Sum256(body)
-	d := &Descriptor{ID: "z", CallID: "z", Run: "r", Size: int64(len(body)), Lines: 5000, SHA256: hex.EncodeToString(sum[:]),
-		UTF8: true, Complete: true, Compression: CompressZstd, StoredBytes: int64(z.Len()), Created: time.Now().UTC()}
-	dir := s.RunDir("r")
-	write(t, filepath.Join(dir, ContentName("z", CompressZstd)), z.String())
-	mb, _ := marshalDescriptor(d)
-	write(t, filepath.Join(dir, MetaName("z")), string(mb))
+	body := bytes.Repeat([]byte("zstd body line\n"), 200000)
+	retainComp(t, s, "r", "z", body, "zstd")
 	if rep := verifyT(t, s, "r"); !rep.OK() || rep.Values != 2 || len(rep.Problems) != 0 {
 		t.Fatalf("zstd value: %+v", rep)
 	}
 	// A changed byte inside the compressed stream is caught.
-	zb := z.Bytes()
-	zb[len(zb)/2] ^= 0x55
-	write(t, filepath.Join(dir, ContentName("z", CompressZstd)), string(zb))
+	dir := s.RunDir("r")
+	p := filepath.Join(dir, ContentName("z", CompressZstd))
+	zb, _ := os.ReadFile(p)
+	zb[len(zb)/3] ^= 0x55
+	write(t, p, string(zb))
 	rep := verifyT(t, s, "r")
 	if rep.OK() || rep.Corrupt != 1 || rep.Problems[0].File != "z.txt.zst" {
 		t.Fatalf("corrupt zstd value: %+v", rep)
