@@ -57,7 +57,8 @@ func exitCode(err error) int {
 }
 
 // cmdError is an error of a named command, printed as
-// "retval: <command>: <what> (<code>)".
+// "retval: <command>: <what> (<code>)"; with no command (an error of
+// "retval" itself), "retval: <what> (<code>)".
 type cmdError struct {
 	cmd string
 	err error
@@ -74,37 +75,74 @@ func usageErr(format string, args ...any) error {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	args           []string // as given to Main
 }
 
 // envOf returns the process view stored in the app.
 func envOf(c *cli.Context) *env { return c.App.Metadata["env"].(*env) }
 
 // Main runs retval with args (args[0] is the program name) and returns the
-// exit status.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+// exit status. It never panics: a panic is reported as one line,
+// "retval: internal error: …", and exit status 1.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
+	defer func() {
+		if v := recover(); v != nil {
+			status = report(args, &panicError{value: v}, stdout, stderr)
+		}
+	}()
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
 	app := newApp(e)
+	if completing(args) {
+		complete(app, args, stdout)
+		return exitOK
+	}
 	err := app.Run(args)
 	if err == nil {
 		return exitOK
 	}
-	name := "retval"
+	return report(args, err, stdout, stderr)
+}
+
+// report prints err as "retval: <command>: <what> (<code>)", plus a
+// "hint: " line where there is something to do, or with --json as SPEC's
+// {"error": {"code", "message"}} (hints are for people), and returns its
+// exit status.
+func report(args []string, err error, stdout, stderr io.Writer) int {
+	name := ""
 	var ce *cmdError
-	if errors.As(err, &ce) {
+	var pe *panicError
+	switch {
+	case errors.As(err, &pe):
+	case errors.As(err, &ce):
 		name = ce.cmd
-	} else if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+	case len(args) > 1 && !strings.HasPrefix(args[1], "-"):
 		name = args[1]
 	}
 	code := retain.CodeOf(err)
+	msg, hint := splitHint(err.Error())
+	msg = oneLine(msg)
+	if hint == "" {
+		hint = hintFor(err, msg)
+	}
 	if jsonWanted(args) {
-		writeJSON(stdout, map[string]any{"error": map[string]any{"code": code, "message": err.Error()}})
-	} else {
-		msg := err.Error()
-		hint := ""
-		if i := strings.Index(msg, "\nhint: "); i >= 0 {
-			msg, hint = msg[:i], msg[i:]
+		obj := map[string]any{"code": code, "message": msg}
+		if pe != nil {
+			obj["code"] = "internal"
 		}
-		fmt.Fprintf(stderr, "retval: %s: %s (%s)%s\n", name, oneLine(msg), code, hint)
+		writeJSON(stdout, map[string]any{"error": obj})
+	} else {
+		line := "retval: "
+		if name != "" {
+			line += name + ": "
+		}
+		line += msg
+		if pe == nil {
+			line += " (" + string(code) + ")"
+		}
+		if hint != "" {
+			line += "\nhint: " + oneLine(hint)
+		}
+		fmt.Fprintln(stderr, line)
 	}
 	return exitCode(err)
 }
@@ -150,11 +188,26 @@ Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 		UseShortOptionHandling: false,
 		Suggest:                true,
 		ExitErrHandler:         func(*cli.Context, error) {}, // Main decides exit codes
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageErr("%v", err)
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return &cmdError{err: rootUsageError(c.App, envOf(c).args, err)}
 		},
-		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(e.stderr, "retval: %s: no such command (usage); see retval --help\n", name)
+		// "retval" alone prints the help; "retval help [COMMAND]" too;
+		// any other word is an unknown command.
+		Action: func(c *cli.Context) error {
+			args := c.Args().Slice()
+			if len(args) > 0 && args[0] == "help" {
+				args = args[1:]
+				if len(args) == 0 {
+					return cli.ShowAppHelp(c)
+				}
+				if c.App.Command(args[0]) != nil {
+					return cli.ShowCommandHelp(c, args[0])
+				}
+			}
+			if len(args) == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			return &cmdError{err: unknownCommand(c.App, args[0])}
 		},
 	}
 	for _, f := range commands {
@@ -167,8 +220,8 @@ Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 			}
 			return nil
 		}
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-			return &cmdError{cmd: name, err: usageErr("%v", err)}
+		c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error {
+			return &cmdError{cmd: name, err: commandUsageError(ctx, err)}
 		}
 		app.Commands = append(app.Commands, c)
 	}

@@ -25,7 +25,7 @@ func interspersed(c *cli.Context) ([]string, error) {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f := commandFlag(c, name)
 		if f == nil {
-			return nil, usageErr("flag provided but not defined: -%s", name)
+			return nil, unknownFlag(c.Command.Flags, name)
 		}
 		if _, isBool := f.(*cli.BoolFlag); isBool && !hasValue {
 			value, hasValue = "true", true

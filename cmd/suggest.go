@@ -1,0 +1,214 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/retval/retval/pkg/retain"
+	"github.com/urfave/cli/v2"
+)
+
+// Hints: the second line of an error message, "hint: …", saying what to do
+// next. Main prints it under the one-line error, and --json puts it in the
+// error object's "hint".
+
+const hintSep = "\nhint: "
+
+// withHint adds a hint line to err, keeping its code.
+func withHint(err error, format string, args ...any) error {
+	return &hinted{err: err, hint: fmt.Sprintf(format, args...)}
+}
+
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() + hintSep + h.hint }
+func (h *hinted) Unwrap() error { return h.err }
+
+// splitHint separates an error message from its hint ("" if none).
+func splitHint(msg string) (string, string) {
+	if i := strings.Index(msg, hintSep); i >= 0 {
+		return msg[:i], msg[i+len(hintSep):]
+	}
+	return msg, ""
+}
+
+// hintFor returns the hint Main adds to an error that carries none, from
+// its code: what a person or a script can do about it.
+func hintFor(err error, msg string) string {
+	switch retain.CodeOf(err) {
+	case retain.CodeUnknownReference:
+		// A missing value's message already names its catalogue command.
+		if !strings.Contains(msg, "retval catalogue") {
+			return "retval catalogue --all lists the runs; retval catalogue --run R lists a run's values"
+		}
+	case retain.CodeCollected:
+		return "gc removed the run with every value in it; run the tool again to get its output back"
+	}
+	var pe *panicError
+	if errors.As(err, &pe) {
+		return "this is a bug in retval: please report it with the command line that caused it"
+	}
+	return ""
+}
+
+// unknownCommand is the error for "retval NAME" when NAME is no command.
+func unknownCommand(app *cli.App, name string) error {
+	err := usageErr("unknown command %q", name)
+	var names []string
+	for _, c := range app.Commands {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
+	}
+	if s := nearest(name, names); s != "" {
+		return withHint(err, "did you mean %q? retval --help lists the commands", "retval "+s)
+	}
+	return withHint(err, "retval --help lists the commands")
+}
+
+// unknownFlag is the usage error for an undefined flag, suggesting the
+// nearest flag of the command when one is close.
+func unknownFlag(flags []cli.Flag, name string) error {
+	err := usageErr("flag provided but not defined: -%s", name)
+	if s := nearest(name, flagNames(flags)); s != "" {
+		return withHint(err, "did you mean --%s?", s)
+	}
+	return err
+}
+
+// undefinedFlag returns the flag name of the flag library's "flag provided
+// but not defined: -NAME" error. (The library offers no typed error for it.)
+func undefinedFlag(err error) (string, bool) {
+	const prefix = "flag provided but not defined: -"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return "", false
+	}
+	return strings.TrimLeft(strings.TrimPrefix(msg, prefix), "-"), true
+}
+
+// commandUsageError is the OnUsageError of a command: its flag errors, with
+// a suggestion for a misspelt flag.
+func commandUsageError(c *cli.Context, err error) error {
+	if name, ok := undefinedFlag(err); ok {
+		return unknownFlag(c.Command.Flags, name)
+	}
+	return usageErr("%v", err)
+}
+
+// rootUsageError is the OnUsageError of "retval" itself, which has no flags
+// but --help and --version: a flag of the commands given before the
+// command's name is the usual mistake.
+func rootUsageError(app *cli.App, args []string, err error) error {
+	name, ok := undefinedFlag(err)
+	if !ok {
+		return usageErr("%v", err)
+	}
+	// The command the flag was meant for, if it is on the command line.
+	cmds := app.Commands
+	for _, a := range args[1:] {
+		if c := app.Command(a); c != nil {
+			cmds = append([]*cli.Command{c}, cmds...)
+			break
+		}
+	}
+	for _, c := range cmds {
+		for _, f := range c.Flags {
+			for _, n := range f.Names() {
+				if n == name {
+					return withHint(usageErr("flag provided but not defined: -%s", name),
+						"--%s is a flag of the commands: put it after the command's name, as in retval %s --%s …", name, c.Name, name)
+				}
+			}
+		}
+	}
+	var all []cli.Flag
+	for _, c := range app.Commands {
+		all = append(all, c.Flags...)
+	}
+	if s := nearest(name, flagNames(all)); s != "" {
+		return withHint(usageErr("flag provided but not defined: -%s", name),
+			"did you mean --%s? flags go after the command's name", s)
+	}
+	return withHint(usageErr("flag provided but not defined: -%s", name), "retval --help lists the commands; retval COMMAND --help their flags")
+}
+
+func flagNames(flags []cli.Flag) []string {
+	var names []string
+	for _, f := range flags {
+		names = append(names, f.Names()...)
+	}
+	return names
+}
+
+// nearest returns the candidate closest to s when it is close enough to be
+// a likely typo (one edit in a short word, two in a longer one, counting a
+// swap of neighbours as one), or a candidate s is a prefix of; "" otherwise.
+// Ties go to the earlier candidate.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", -1
+	limit := 1
+	if len(s) >= 5 {
+		limit = 2
+	}
+	for _, c := range candidates {
+		if len(c) < 2 && len(s) >= 2 { // one-letter aliases suggest noise
+			continue
+		}
+		d := editDistance(s, c)
+		if d <= limit && (bestD < 0 || d < bestD) {
+			best, bestD = c, d
+		}
+	}
+	if best != "" {
+		return best
+	}
+	if len(s) >= 3 {
+		var match string
+		for _, c := range candidates {
+			if strings.HasPrefix(c, s) {
+				if match != "" && match != c {
+					return "" // ambiguous
+				}
+				match = c
+			}
+		}
+		return match
+	}
+	return ""
+}
+
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and swaps of adjacent bytes each cost one.
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+// panicError is a panic caught by Main, reported as an internal error.
+type panicError struct{ value any }
+
+func (p *panicError) Error() string { return fmt.Sprintf("internal error: %v", p.value) }
