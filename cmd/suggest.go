@@ -150,13 +150,16 @@ func flagNames(flags []cli.Flag) []string {
 // swap of neighbours as one), or a candidate s is a prefix of; "" otherwise.
 // Ties go to the earlier candidate.
 func nearest(s string, candidates []string) string {
+	if len(s) < 3 {
+		return "" // too short to guess from
+	}
 	best, bestD := "", -1
 	limit := 1
 	if len(s) >= 5 {
 		limit = 2
 	}
 	for _, c := range candidates {
-		if len(c) < 2 && len(s) >= 2 { // one-letter aliases suggest noise
+		if len(c) < 2 { // one-letter aliases: a guess would be noise
 			continue
 		}
 		d := editDistance(s, c)
@@ -167,19 +170,16 @@ func nearest(s string, candidates []string) string {
 	if best != "" {
 		return best
 	}
-	if len(s) >= 3 {
-		var match string
-		for _, c := range candidates {
-			if strings.HasPrefix(c, s) {
-				if match != "" && match != c {
-					return "" // ambiguous
-				}
-				match = c
+	var match string
+	for _, c := range candidates {
+		if strings.HasPrefix(c, s) {
+			if match != "" && match != c {
+				return "" // ambiguous
 			}
+			match = c
 		}
-		return match
 	}
-	return ""
+	return match
 }
 
 // editDistance is the optimal string alignment distance: insertions,

@@ -1,0 +1,167 @@
+package cmd
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// run calls Main in-process and returns its exit status, stdout and stderr.
+func run(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(append([]string{"retval"}, args...), strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// storeWithValue makes a runs-dir holding run r1 with value c1 (3000
+// lines) and points RETVAL_RUNS_DIR at it.
+func storeWithValue(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir() + "/runs"
+	t.Setenv("RETVAL_RUNS_DIR", dir)
+	for _, k := range []string{"RETVAL_RUN", "RETVAL_JSON", "RETVAL_CONFIG", "RETVAL_THRESHOLD", "RETVAL_NOW"} {
+		t.Setenv(k, "")
+	}
+	var b strings.Builder
+	for i := 1; i <= 3000; i++ {
+		b.WriteString("line ")
+		b.WriteString(strings.Repeat("x", i%40))
+		b.WriteString("\n")
+	}
+	if code, _, stderr := run(t, b.String(), "retain", "--run", "r1", "--call", "c1"); code != 0 {
+		t.Fatalf("retain: exit %d: %s", code, stderr)
+	}
+	return dir
+}
+
+// TestErrorShapes checks the exact stderr and exit status of mistakes a
+// person makes at the terminal: one line "retval: [CMD: ]what (code)", and
+// a "hint: " line where there is something to do.
+func TestErrorShapes(t *testing.T) {
+	runs := storeWithValue(t)
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"peak"}, 2, "retval: unknown command \"peak\" (usage)\nhint: did you mean \"retval peek\"? retval --help lists the commands\n"},
+		{[]string{"retian", "x"}, 2, "retval: unknown command \"retian\" (usage)\nhint: did you mean \"retval retain\"? retval --help lists the commands\n"},
+		{[]string{"help", "peak"}, 2, "retval: unknown command \"peak\" (usage)\nhint: did you mean \"retval peek\"? retval --help lists the commands\n"},
+		{[]string{"frobnicate"}, 2, "retval: unknown command \"frobnicate\" (usage)\nhint: retval --help lists the commands\n"},
+		{[]string{"--treshold", "1"}, 2, "retval: flag provided but not defined: -treshold (usage)\nhint: did you mean --threshold? flags go after the command's name\n"},
+		{[]string{"--run", "r1", "peek", "c1"}, 2, "retval: flag provided but not defined: -run (usage)\nhint: --run is a flag of the commands: put it after the command's name, as in retval peek --run …\n"},
+		{[]string{"--frob"}, 2, "retval: flag provided but not defined: -frob (usage)\nhint: retval --help lists the commands; retval COMMAND --help their flags\n"},
+		// A misspelt flag before the arguments (the flag library's error)…
+		{[]string{"retain", "--treshold", "1", "--run", "r1", "--call", "c9"}, 2, "retval: retain: flag provided but not defined: -treshold (usage)\nhint: did you mean --threshold?\n"},
+		// …and after them (retval's own parser).
+		{[]string{"peek", "--run", "r1", "c1", "--liens", "1-2"}, 2, "retval: peek: flag provided but not defined: -liens (usage)\nhint: did you mean --lines?\n"},
+		{[]string{"peek", "--run", "r1", "c1", "--qeury", "x"}, 2, "retval: peek: flag provided but not defined: -qeury (usage)\nhint: did you mean --query?\n"},
+		{[]string{"gc", "--dry-rn"}, 2, "retval: gc: flag provided but not defined: -dry-rn (usage)\nhint: did you mean --dry-run?\n"},
+		{[]string{"resolve", "--run", "r1", "c1", "--pointr", "/a"}, 2, "retval: resolve: flag provided but not defined: -pointr (usage)\nhint: did you mean --pointer?\n"},
+		// Nothing close: no guess.
+		{[]string{"peek", "--run", "r1", "c1", "--bogus"}, 2, "retval: peek: flag provided but not defined: -bogus (usage)\n"},
+		// An unknown run: where to look.
+		{[]string{"peek", "--run", "r2", "c1"}, 3, "retval: peek: no run \"r2\" in " + "$RUNS" + " (unknown_reference)\nhint: retval catalogue --all lists the runs; retval catalogue --run R lists a run's values\n"},
+		// An unknown value's message already names its catalogue: no repeat.
+		{[]string{"peek", "--run", "r1", "c2"}, 3, "retval: peek: no value \"c2\" in run \"r1\" (list them with: retval catalogue --run r1) (unknown_reference)\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := run(t, "", tc.args...)
+			want := strings.ReplaceAll(tc.stderr, "$RUNS", runs)
+			if code != tc.code || stderr != want || stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit %d, stderr:\n%s", code, stdout, stderr, tc.code, want)
+			}
+		})
+	}
+}
+
+// TestCollectedHint: a lookup in a collected run says what it means.
+func TestCollectedHint(t *testing.T) {
+	storeWithValue(t)
+	t.Setenv("RETVAL_NOW", "2100-01-01T00:00:00Z")
+	if code, _, stderr := run(t, "", "gc"); code != 0 {
+		t.Fatalf("gc: %s", stderr)
+	}
+	code, _, stderr := run(t, "", "peek", "--run", "r1", "c1")
+	want := "retval: peek: run \"r1\" was collected by gc at 2100-01-01T00:00:00Z (collected)\nhint: gc removed the run with every value in it; run the tool again to get its output back\n"
+	if code != 3 || stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 3, stderr:\n%s", code, stderr, want)
+	}
+	// --json keeps SPEC's shape: no hint, no second line in the message.
+	code, stdout, _ := run(t, "", "peek", "--run", "r1", "c1", "--json")
+	if code != 3 || stdout != `{"error":{"code":"collected","message":"run \"r1\" was collected by gc at 2100-01-01T00:00:00Z"}}`+"\n" {
+		t.Errorf("--json: exit %d, stdout %s", code, stdout)
+	}
+}
+
+// TestPanicIsOneLine: a panic anywhere under Main is reported as one line
+// and a hint, exit 1, never a Go stack trace.
+func TestPanicIsOneLine(t *testing.T) {
+	saved := commands
+	t.Cleanup(func() { commands = saved })
+	commands = append(slices.Clone(commands), func() *cli.Command {
+		return &cli.Command{Name: "boom", Hidden: true, Action: func(*cli.Context) error {
+			var m map[string]int
+			m["x"]++ // a real runtime panic: assignment to entry in nil map
+			return nil
+		}}
+	})
+	code, stdout, stderr := run(t, "", "boom")
+	want := "retval: internal error: assignment to entry in nil map\nhint: this is a bug in retval: please report it with the command line that caused it\n"
+	if code != 1 || stdout != "" || stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, stderr:\n%s", code, stdout, stderr, want)
+	}
+	t.Setenv("RETVAL_JSON", "1")
+	code, stdout, stderr = run(t, "", "boom")
+	if code != 1 || stderr != "" || stdout != `{"error":{"code":"internal","message":"internal error: assignment to entry in nil map"}}`+"\n" {
+		t.Errorf("--json: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	cands := []string{"threshold", "lines", "bytes", "query", "peek", "retain", "replay", "resolve", "n", "dry-run"}
+	for _, tc := range []struct{ in, want string }{
+		{"treshold", "threshold"},  // deletion
+		{"thresholds", "threshold"}, // insertion
+		{"threshhold", "threshold"},
+		{"liens", "lines"}, // swap
+		{"peak", "peek"},   // substitution
+		{"pek", "peek"},
+		{"retian", "retain"},
+		{"thresh", "threshold"}, // unique prefix
+		{"re", ""},              // too short to guess
+		{"res", "resolve"},      // prefix, unique
+		{"rep", "replay"},
+		{"ret", "retain"},
+		{"r", ""},
+		{"bogus", ""},
+		{"dry", "dry-run"},
+		{"x", ""},
+		{"nn", ""}, // nor is a one-letter alias
+	} {
+		if got := nearest(tc.in, cands); got != tc.want {
+			t.Errorf("nearest(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		d    int
+	}{
+		{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"abc", "abc", 0},
+		{"abc", "acb", 1}, {"kitten", "sitting", 3}, {"ca", "abc", 3},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
+		}
+		if got := editDistance(tc.b, tc.a); got != tc.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.b, tc.a, got, tc.d)
+		}
+	}
+}
