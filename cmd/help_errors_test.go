@@ -125,7 +125,7 @@ func TestPanicIsOneLine(t *testing.T) {
 func TestNearest(t *testing.T) {
 	cands := []string{"threshold", "lines", "bytes", "query", "peek", "retain", "replay", "resolve", "n", "dry-run"}
 	for _, tc := range []struct{ in, want string }{
-		{"treshold", "threshold"},  // deletion
+		{"treshold", "threshold"},   // deletion
 		{"thresholds", "threshold"}, // insertion
 		{"threshhold", "threshold"},
 		{"liens", "lines"}, // swap
