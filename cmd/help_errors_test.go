@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -104,20 +105,19 @@ func TestPanicIsOneLine(t *testing.T) {
 	saved := commands
 	t.Cleanup(func() { commands = saved })
 	commands = append(slices.Clone(commands), func() *cli.Command {
-		return &cli.Command{Name: "boom", Hidden: true, Action: func(*cli.Context) error {
-			var m map[string]int
-			m["x"]++ // a real runtime panic: assignment to entry in nil map
-			return nil
+		return &cli.Command{Name: "boom", Hidden: true, Action: func(c *cli.Context) error {
+			var s []int
+			return fmt.Errorf("%d", s[c.NArg()+3]) // a real runtime panic
 		}}
 	})
 	code, stdout, stderr := run(t, "", "boom")
-	want := "retval: internal error: assignment to entry in nil map\nhint: this is a bug in retval: please report it with the command line that caused it\n"
+	want := "retval: internal error: runtime error: index out of range [3] with length 0\nhint: this is a bug in retval: please report it with the command line that caused it\n"
 	if code != 1 || stdout != "" || stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, stderr:\n%s", code, stdout, stderr, want)
 	}
 	t.Setenv("RETVAL_JSON", "1")
 	code, stdout, stderr = run(t, "", "boom")
-	if code != 1 || stderr != "" || stdout != `{"error":{"code":"internal","message":"internal error: assignment to entry in nil map"}}`+"\n" {
+	if code != 1 || stderr != "" || stdout != `{"error":{"code":"internal","message":"internal error: runtime error: index out of range [3] with length 0"}}`+"\n" {
 		t.Errorf("--json: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
