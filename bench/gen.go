@@ -4,19 +4,32 @@
 //
 //	go run bench/gen.go log SIZE > big.log     a log of mixed ASCII and multi-byte lines
 //	go run bench/gen.go lock SIZE > lock.json  a package-lock-shaped JSON document
+//	go run bench/gen.go store DIR RUNS VALUES  a runs-dir of RUNS × VALUES 1 KiB values,
+//	                                           half the runs idle 10 days, half 1 day
 package main
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
+	"time"
 )
 
 func main() {
+	if len(os.Args) == 5 && os.Args[1] == "store" {
+		runs, _ := strconv.Atoi(os.Args[3])
+		values, _ := strconv.Atoi(os.Args[4])
+		genStore(os.Args[2], runs, values)
+		return
+	}
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: go run bench/gen.go log|lock SIZE")
+		fmt.Fprintln(os.Stderr, "usage: go run bench/gen.go log|lock SIZE | store DIR RUNS VALUES")
 		os.Exit(2)
 	}
 	size, err := strconv.ParseInt(os.Args[2], 10, 64)
@@ -78,4 +91,53 @@ func genLock(w *bufio.Writer, r *rand.Rand, size int64) {
 		n += int64(len(s))
 	}
 	w.WriteString("    \"node_modules/last\": {\"version\": \"1.0.0\"}\n  }\n}\n")
+}
+
+// genStore writes a store in retval's layout directly (100k retain
+// processes would take longer than the benchmark), with old mtimes.
+func genStore(dir string, runs, values int) {
+	const size = 1024
+	now := time.Now()
+	line := []byte("0123456789 the quick brown fox jumps over the lazy dog 0123456789\n")
+	for r := 0; r < runs; r++ {
+		run := fmt.Sprintf("run-%04d", r)
+		rd := filepath.Join(dir, run+".values")
+		must(os.MkdirAll(rd, 0o700))
+		idle := 24 * time.Hour
+		if r%2 == 0 {
+			idle = 10 * 24 * time.Hour
+		}
+		t := now.Add(-idle)
+		for v := 0; v < values; v++ {
+			body := make([]byte, 0, size)
+			for len(body) < size {
+				body = append(body, fmt.Sprintf("%s %d ", run, v)...)
+				body = append(body, line...)
+			}
+			body = body[:size]
+			id := fmt.Sprintf("call-%03d", v)
+			sum := sha256.Sum256(body)
+			d := map[string]any{"id": id, "call_id": id, "run": run, "tool": "bench", "size": size,
+				"lines": size / len(line), "sha256": hex.EncodeToString(sum[:]), "utf8": true, "json": false,
+				"complete": true, "timed_out": false, "created": t.UTC().Format(time.RFC3339),
+				"compression": "none", "stored_bytes": size}
+			meta, _ := json.MarshalIndent(d, "", "  ")
+			must(os.WriteFile(filepath.Join(rd, id+".txt"), body, 0o600))
+			must(os.WriteFile(filepath.Join(rd, id+".meta.json"), append(meta, '\n'), 0o600))
+			must(os.Chtimes(filepath.Join(rd, id+".txt"), t, t))
+			must(os.Chtimes(filepath.Join(rd, id+".meta.json"), t, t))
+		}
+		for _, f := range []string{".lock", ".activity"} {
+			must(os.WriteFile(filepath.Join(rd, f), nil, 0o600))
+			must(os.Chtimes(filepath.Join(rd, f), t, t))
+		}
+		must(os.Chtimes(rd, t, t))
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }

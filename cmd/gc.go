@@ -11,7 +11,6 @@ import (
 	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/pkg/gc"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -198,34 +197,42 @@ func size(n int64) string {
 	return humanize.IBytes(uint64(n))
 }
 
-// progress draws gc's progress bar on a terminal.
+// progress draws gc's progress on a terminal: one line, redrawn in place
+// at most every 100 ms. (schollz/progressbar did this before, but it links
+// net/http and crypto/tls into every retval process, and start-up is paid
+// on every call a harness makes.)
 type progress struct {
 	f     *os.File
-	bar   *progressbar.ProgressBar
 	phase string
+	last  time.Time
+	drawn bool
 }
 
 func newProgress(f *os.File) *progress { return &progress{f: f} }
 
 func (p *progress) update(phase string, done, total int) {
-	if phase != p.phase {
-		if p.bar != nil {
-			p.bar.Finish()
-		}
-		desc := "scanning runs"
-		if phase == "collect" {
-			desc = "collecting"
-		}
-		p.phase = phase
-		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.f), progressbar.OptionSetDescription(desc),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+	now := time.Now()
+	if phase == p.phase && done < total && now.Sub(p.last) < 100*time.Millisecond {
+		return
 	}
-	p.bar.Set(done)
+	p.phase, p.last = phase, now
+	desc := "scanning runs"
+	if phase == "collect" {
+		desc = "collecting"
+	}
+	const width = 30
+	filled := width
+	if total > 0 {
+		filled = width * min(done, total) / total
+	}
+	fmt.Fprintf(p.f, "\r\033[K%s [%s%s] %d/%d", desc, strings.Repeat("=", filled), strings.Repeat(" ", width-filled), done, total)
+	p.drawn = true
 }
 
 func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
+	if p.drawn {
+		fmt.Fprint(p.f, "\r\033[K")
+		p.drawn = false
 	}
 }
 
