@@ -165,3 +165,16 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionCommands: the completion of an empty command line is every
+// visible command, in order, and nothing else.
+func TestCompletionCommands(t *testing.T) {
+	code, stdout, _ := run(t, "", "", "--generate-bash-completion")
+	var want []string
+	for _, c := range newApp(&env{}).VisibleCommands() {
+		want = append(want, c.Name+"\n")
+	}
+	if code != 0 || stdout != strings.Join(want, "") {
+		t.Errorf("exit %d, candidates:\n%swant:\n%s", code, stdout, strings.Join(want, ""))
+	}
+}

@@ -14,7 +14,7 @@ cat >edit.json <<'JSON'
 JSON
 
 if args=$(retval expand --summary edit.summary.json edit.json 2>expand.err); then
-	jq -r .content <<<"$args" >numbers.txt # the harness executes the edit
+	jq -j .content <<<"$args" >numbers.txt # the harness executes the edit
 	cat numbers.txt
 	cat edit.summary.json # what a later briefing keeps instead of the bodies
 else
