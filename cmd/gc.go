@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/pkg/gc"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v2"
@@ -47,10 +46,7 @@ Example:
 
 Exit status: 0 done (skipped busy runs included), 1 another gc is running or
 an action failed, 2 usage.`,
-		Flags: append(globalFlags("grace"),
-			&cli.StringFlag{Name: "max-age", Value: "30d", Usage: "remove runs idle longer than this (0 = no age rule)"},
-			&cli.StringFlag{Name: "max-bytes", Value: "0", Usage: "then remove oldest runs until the store is within this size (0 = no cap)"},
-			&cli.IntFlag{Name: "keep-runs", Usage: "then remove oldest runs until at most this many remain (0 = no cap)"},
+		Flags: append(globalFlags("grace", "max-age", "max-bytes", "keep-runs"),
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan, change nothing"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every action, not only the summary"},
 		),
@@ -81,16 +77,8 @@ func runGC(c *cli.Context, e *env) error {
 	if c.NArg() > 0 {
 		return usageErr("gc takes no arguments, got %q", c.Args().First())
 	}
-	o := gc.Options{Grace: r.Limits.Grace, DryRun: c.Bool("dry-run"), KeepRuns: c.Int("keep-runs")}
-	if o.MaxAge, err = config.ParseDuration(c.String("max-age")); err != nil {
-		return usageErr("--max-age: %v", err)
-	}
-	if o.MaxBytes, err = config.ParseSize(c.String("max-bytes")); err != nil {
-		return usageErr("--max-bytes: %v", err)
-	}
-	if o.KeepRuns < 0 {
-		return usageErr("--keep-runs must be ≥ 0")
-	}
+	o := gc.Options{Grace: r.Limits.Grace, DryRun: c.Bool("dry-run"), KeepRuns: int(r.KeepRuns),
+		MaxAge: r.MaxAge, MaxBytes: r.MaxBytes}
 	if o.Now, err = clock(); err != nil {
 		return err
 	}

@@ -65,6 +65,9 @@ var Settings = []Setting{
 	{"max-step-bytes", "64KiB", Size, "bytes of all lookups of a step, after JSON escaping"},
 	{"max-expand-bytes", "16MiB", Size, "expanded content per expand"},
 	{"grace", "1h", Duration, "gc never touches what was active this recently"},
+	{"max-age", "30d", Duration, "gc removes runs idle longer than this (0 = no age rule)"},
+	{"max-bytes", "0", Size, "gc then removes oldest runs until the store is within this size (0 = no cap)"},
+	{"keep-runs", "0", Int, "gc then removes oldest runs until at most this many remain (0 = no cap)"},
 }
 
 // Lookup returns the setting named by flag.
@@ -124,7 +127,7 @@ func LoadFile(path string) (File, error) {
 	f := File{}
 	for k, v := range raw {
 		s, ok := lookupKey(k)
-		if !ok {
+		if !ok || k == "config" { // a config file cannot name another
 			return nil, fmt.Errorf("config %s: unknown setting %q", path, k)
 		}
 		switch v := v.(type) {
@@ -233,6 +236,10 @@ type Resolved struct {
 	Off     bool
 	// Compress is none, zstd or auto.
 	Compress string
+	// gc's policy.
+	MaxAge   time.Duration
+	MaxBytes int64
+	KeepRuns int64
 }
 
 // Build parses every value and fills Resolved. Errors name the setting and
@@ -295,17 +302,20 @@ func Build(values map[string]Value) (*Resolved, error) {
 	size("max-lookup-bytes", &L.MaxLookupBytes)
 	size("max-step-bytes", &L.MaxStepBytes)
 	size("max-expand-bytes", &L.MaxExpandBytes)
+	size("max-bytes", &r.MaxBytes)
+	num("keep-runs", &r.KeepRuns)
 	boolean("json", &r.JSON)
 	boolean("off", &r.Off)
 	if err != nil {
 		return nil, err
 	}
-	if v := values["grace"]; true {
+	for name, dst := range map[string]*time.Duration{"grace": &L.Grace, "max-age": &r.MaxAge} {
+		v := values[name]
 		d, e := ParseDuration(v.Text)
 		if e != nil {
 			return nil, bad(v, e)
 		}
-		L.Grace = d
+		*dst = d
 	}
 	r.RunsDir = values["runs-dir"].Text
 	r.Run = values["run"].Text
