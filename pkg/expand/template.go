@@ -79,12 +79,7 @@ type Refusal struct{ Failures []Failure }
 
 func (r *Refusal) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "nothing was expanded: %s", plural(int64(len(r.Failures)), "failure"))
-	if len(r.Failures) == 1 {
-		b.WriteString(", ")
-	} else {
-		b.WriteString(", at ")
-	}
+	fmt.Fprintf(&b, "nothing was expanded: %s, at ", plural(int64(len(r.Failures)), "failure"))
 	for i, f := range r.Failures {
 		if i == 3 {
 			fmt.Fprintf(&b, " and %d more", len(r.Failures)-3)
@@ -93,11 +88,7 @@ func (r *Refusal) Error() string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if len(r.Failures) == 1 {
-			fmt.Fprintf(&b, "at %q: %s (%s)", f.Path, f.Message, f.Code)
-		} else {
-			fmt.Fprintf(&b, "%q (%s)", f.Path, f.Code)
-		}
+		fmt.Fprintf(&b, "%q (%s)", f.Path, f.Code)
 	}
 	b.WriteString("; correct every failing node and send the whole template again")
 	return b.String()

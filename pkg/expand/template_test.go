@@ -150,7 +150,7 @@ func TestParseTemplateFailures(t *testing.T) {
 
 func TestRefusalMessage(t *testing.T) {
 	one := &Refusal{Failures: []Failure{{Path: "/a", Code: retain.CodeUnknownReference, Message: "no value"}}}
-	if got, want := one.Error(), `nothing was expanded: 1 failure, at "/a": no value (unknown_reference); correct every failing node and send the whole template again`; got != want {
+	if got, want := one.Error(), `nothing was expanded: 1 failure, at "/a" (unknown_reference); correct every failing node and send the whole template again`; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 	var many Refusal
