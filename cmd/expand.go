@@ -46,7 +46,7 @@ failures are one JSON line on stderr, {"failures": [{"path", "code",
 
 The expanded content of one call — the text of its $ref and $concat nodes
 before JSON escaping — is at most --max-expand-bytes (16 MiB); this is
-checked before anything is read. Expansion does not spend the lookup
+checked before any content is read. Expansion does not spend the lookup
 budget (it composes content the model does not read). The template itself
 may be at most 16 MiB and nested at most 10,000 levels.
 
@@ -56,19 +56,21 @@ with each $ref and $concat node replaced by
 N and the SHA-256 are of the node's text before JSON escaping: for a
 whole-value reference, the value's own size and digest.
 
-Example:
-   echo '{"path": "main.go", "content": {"$concat": [
-           {"$ref": "c1", "lines": [1, 40]},
-           "\tnew line 41\n",
-           {"$ref": "c1", "lines": [45, 3000]}]}}' |
-     retval expand --run "$RUN" --summary call.summary.json
+Example: with edit.json holding lines 1-40 of value c1, a new line 41,
+and lines 45-3000 of c1:
+   {"path": "main.go", "content": {"$concat": [
+     {"$ref": "c1", "lines": [1, 40]},
+     "\tnew line 41\n",
+     {"$ref": "c1", "lines": [45, 3000]}]}}
+run
+   retval expand --run "$RUN" --summary call.summary.json edit.json > call.json
 
 Exit status: 0 expanded, 1 I/O error (reading the template, writing the
-output or the summary), 2 usage (a bad flag, or a template that is not
-JSON or is over 16 MiB), 6 expand refused: some node failed (each is listed
-with its own code: bad_reference, bad_pointer, unknown_reference,
-collected, invalid_range, not_json, ambiguous_json, digest_mismatch,
-not_string, too_large for the bound).`,
+output or the summary), 2 usage (a bad flag, no run, or a template that is
+empty, not JSON, over 16 MiB or too deep), 6 expand refused: some node
+failed (each is listed with its own code: bad_reference, bad_pointer,
+unknown_reference, collected, invalid_range, not_json, ambiguous_json,
+digest_mismatch, not_string, corrupt, too_large for the bound).`,
 		Flags: append(globalFlags("max-expand-bytes"),
 			&cli.StringFlag{Name: "summary", Usage: "also write the document with each expanded node replaced by {\"$expanded\": {\"bytes\": N, \"sha256\": ...}} to FILE"},
 		),

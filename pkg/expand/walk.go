@@ -1,6 +1,7 @@
 package expand
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -68,15 +69,15 @@ type walk struct {
 
 // syntaxError is a template that is not JSON.
 func (w *walk) syntax(format string, args ...any) error {
-	line := 1 + strings.Count(string(w.src[:w.pos]), "\n")
-	col := w.pos - strings.LastIndexByte(string(w.src[:w.pos]), '\n')
+	line := 1 + bytes.Count(w.src[:w.pos], nl)
+	col := w.pos - bytes.LastIndexByte(w.src[:w.pos], '\n')
 	return retain.Errorf(retain.CodeUsage, "the template is not valid JSON: %s at byte %d (line %d, column %d); send one JSON document, the tool call's arguments", fmt.Sprintf(format, args...), w.pos, line, col)
 }
 
 func (w *walk) document() error {
 	w.space()
 	if w.pos == len(w.src) {
-		return w.syntax("it is empty")
+		return retain.Errorf(retain.CodeUsage, "the template is empty: send one JSON document, the tool call's arguments")
 	}
 	if err := w.value(); err != nil {
 		return err
