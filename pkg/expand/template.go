@@ -94,6 +94,10 @@ func (r *Refusal) Error() string {
 	return b.String()
 }
 
+// ErrorDetails returns the failures, for a JSON rendering of the error
+// that carries them beside its code and message: {"failures": [...]}.
+func (r *Refusal) ErrorDetails() map[string]any { return map[string]any{"failures": r.Failures} }
+
 // refuse returns the error of a refused expansion.
 func refuse(f []Failure) error {
 	return &retain.Error{Code: retain.CodeExpandRefused, Err: &Refusal{Failures: f}}

@@ -157,6 +157,9 @@ func TestRefusalMessage(t *testing.T) {
 	for _, p := range []string{"/a", "/b", "/c", "/d", "/e"} {
 		many.Failures = append(many.Failures, Failure{Path: p, Code: retain.CodeInvalidRange})
 	}
+	if d, _ := json.Marshal(one.ErrorDetails()); string(d) != `{"failures":[{"path":"/a","code":"unknown_reference","message":"no value"}]}` {
+		t.Errorf("details %s", d)
+	}
 	if got, want := many.Error(), `nothing was expanded: 5 failures, at "/a" (invalid_range), "/b" (invalid_range), "/c" (invalid_range) and 2 more; correct every failing node and send the whole template again`; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
