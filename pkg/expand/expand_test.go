@@ -374,3 +374,39 @@ func TestExpandLargeOutput(t *testing.T) {
 		t.Errorf("WriteTo: %d %v", n, err)
 	}
 }
+
+// TestPlan: the two steps Expand takes, for a harness that checks a
+// template before running anything.
+func TestPlan(t *testing.T) {
+	x := newExpander(t, expandValues)
+	tm, err := ParseTemplate([]byte(`{"a": {"$ref": "nl"}, "b": {"$concat": [{"$ref": "crlf", "lines": [1, 2]}, "!"]}, "c": {"$literal": 1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := x.Plan(tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.Size() != 4+10+1 {
+		t.Errorf("Size %d", p.Size())
+	}
+	var b bytes.Buffer
+	n, err := p.WriteTo(&b)
+	if err != nil || n != int64(b.Len()) || b.String() != `{"a": "a\nb\n", "b": "one\r\ntwo\r\n!", "c": 1}` {
+		t.Errorf("WriteTo: %d %v %s", n, err, b.String())
+	}
+	if e := p.Expansions(); len(e) != 2 || e[1].Path != "/b" || e[1].Bytes != 11 || e[1].SHA256 != "" {
+		t.Errorf("expansions %+v", e)
+	}
+	// A decoded string's length is not known before writing.
+	tm, _ = ParseTemplate([]byte(`[{"$ref": "str", "pointer": "/s", "as": "string"}]`))
+	p2, err := x.Plan(tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if p2.Size() != -1 {
+		t.Errorf("Size %d", p2.Size())
+	}
+}
