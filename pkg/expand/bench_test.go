@@ -32,3 +32,63 @@ func BenchmarkFindPointer(b *testing.B) {
 		}
 	}
 }
+
+// expandBench retains a 16 MiB log and returns an expander and two
+// templates that reassemble it from 1,000 line ranges and from the same
+// ranges as byte offsets.
+func expandBench(b *testing.B) (x *Expander, lines, byteRanges []byte, size int64) {
+	var v bytes.Buffer
+	words := []string{"INFO", "WARN", "naïve", "café", "日本語", "worker", "GET /api/v1/items", "user=42", "\"quoted\"", "tab\there"}
+	var starts []int
+	for i := 0; v.Len() < 16<<20-200; i++ {
+		starts = append(starts, v.Len())
+		fmt.Fprintf(&v, "2026-11-30T12:%02d:%02d.%06d", (i/60)%60, i%60, i%1000000)
+		for k := range 3 + i%12 {
+			v.WriteString(" " + words[(i*7+k)%len(words)])
+		}
+		v.WriteString("\n")
+	}
+	rs := newStore(b, map[string]string{"big": v.String()})
+	n := len(starts)
+	var lt, bt bytes.Buffer
+	lt.WriteString(`{"content": {"$concat": [`)
+	bt.WriteString(`{"content": {"$concat": [`)
+	for i := range 1000 {
+		first, next := i*n/1000, (i+1)*n/1000
+		end := v.Len()
+		if next < n {
+			end = starts[next]
+		}
+		if i > 0 {
+			lt.WriteByte(',')
+			bt.WriteByte(',')
+		}
+		fmt.Fprintf(&lt, `{"$ref": "big", "lines": [%d, %d]}`, first+1, next)
+		fmt.Fprintf(&bt, `{"$ref": "big", "bytes": [%d, %d]}`, starts[first], end)
+	}
+	lt.WriteString("]}}")
+	bt.WriteString("]}}")
+	return &Expander{Store: rs.Store, Run: rs.Run, MaxBytes: 16 << 20}, lt.Bytes(), bt.Bytes(), int64(v.Len())
+}
+
+func BenchmarkExpand(b *testing.B) {
+	x, lines, byteRanges, size := expandBench(b)
+	for _, tc := range []struct {
+		name    string
+		tmpl    []byte
+		summary bool
+	}{{"lines", lines, false}, {"bytes", byteRanges, false}, {"lines+summary", lines, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				r, err := x.Expand(tc.tmpl, tc.summary)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r.Len() < size {
+					b.Fatal("short output")
+				}
+			}
+		})
+	}
+}
