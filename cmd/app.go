@@ -129,6 +129,14 @@ func report(args []string, err error, stdout, stderr io.Writer) int {
 		if pe != nil {
 			obj["code"] = "internal"
 		}
+		// Errors that carry structured details (expand's failing nodes)
+		// put them beside code and message.
+		var d interface{ ErrorDetails() map[string]any }
+		if errors.As(err, &d) {
+			for k, v := range d.ErrorDetails() {
+				obj[k] = v
+			}
+		}
 		writeJSON(stdout, map[string]any{"error": obj})
 	} else {
 		line := "retval: "

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,9 +39,10 @@ All or nothing: if any node fails — a malformed node (unknown keys beside
 a non-array, "$list_results", several of "$ref", "$concat", "$literal" in
 one object), a reference that does not resolve, or the bound below —
 nothing is printed on stdout; stderr names every failing node by its RFC
-6901 pointer in the document, with its code, one per line. With --json the
-failures are one JSON line on stderr, {"failures": [{"path", "code",
-"message"}, ...]}, and the error is on stdout as usual.
+6901 pointer in the document, with its code, one per line. With --json
+stdout holds the error object with every failure in it:
+{"error": {"code": "expand_refused", "message", "failures": [{"path",
+"code", "message"}, ...]}}.
 
 The expanded content of one call — the text of its $ref and $concat nodes
 before JSON escaping — is at most --max-expand-bytes (16 MiB); this is
@@ -56,14 +56,14 @@ with each $ref and $concat node replaced by
 N and the SHA-256 are of the node's text before JSON escaping: for a
 whole-value reference, the value's own size and digest.
 
-Example: with edit.json holding lines 1-40 of value c1, a new line 41,
-and lines 45-3000 of c1:
+Example:
+   retval expand --run "$RUN" --summary call.summary.json edit.json > call.json
+with edit.json holding lines 1-40 of value c1, a new line 41, and lines
+45-3000 of c1:
    {"path": "main.go", "content": {"$concat": [
      {"$ref": "c1", "lines": [1, 40]},
      "\tnew line 41\n",
      {"$ref": "c1", "lines": [45, 3000]}]}}
-run
-   retval expand --run "$RUN" --summary call.summary.json edit.json > call.json
 
 Exit status: 0 expanded, 1 I/O error (reading the template, writing the
 output or the summary), 2 usage (a bad flag, no run, or a template that is
@@ -122,12 +122,11 @@ func runExpand(c *cli.Context, e *env) error {
 	return err
 }
 
-// reportFailures lists every failing node on stderr: one line each, or
-// with --json one JSON line holding them all.
+// reportFailures lists every failing node on stderr, one line each. With
+// --json they go into the error object on stdout instead (Main asks the
+// error for its details).
 func reportFailures(e *env, asJSON bool, fails []expand.Failure) {
 	if asJSON {
-		b, _ := json.Marshal(map[string]any{"failures": fails})
-		fmt.Fprintf(e.stderr, "%s\n", b)
 		return
 	}
 	for _, f := range fails {

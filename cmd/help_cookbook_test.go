@@ -1,16 +1,13 @@
 package cmd
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/urfave/cli/v2"
 )
 
 // docs/cookbook.md shows programs a harness author pastes. Each is a file
@@ -107,12 +104,6 @@ func TestCookbook(t *testing.T) {
 			e.Setenv("COOKBOOK", abs)
 			e.Setenv("RETVAL_RUNS_DIR", e.WorkDir+"/runs")
 			return nil
-		},
-		Condition: func(cond string) (bool, error) {
-			if cond == "expand" { // the expand snippet waits for the command
-				return slices.ContainsFunc(commands, func(f func() *cli.Command) bool { return f().Name == "expand" }), nil
-			}
-			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }
