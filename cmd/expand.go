@@ -79,20 +79,15 @@ digest_mismatch, not_string, corrupt, too_large for the bound).`,
 }
 
 func runExpand(c *cli.Context, e *env) error {
-	// The input first: it also parses flags given after FILE.
-	in, err := input(c, e)
+	args, r, run, err := beginRun(c)
+	if err != nil {
+		return err
+	}
+	in, err := openInput(args, e)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	r, err := settings(c)
-	if err != nil {
-		return err
-	}
-	run, err := needRun(r)
-	if err != nil {
-		return err
-	}
 	summary := c.String("summary")
 	if c.IsSet("summary") && (summary == "" || summary == "-") {
 		return usageErr("--summary needs a file name: stdout holds the expanded document")

@@ -59,15 +59,7 @@ bounds or splitting a UTF-8 sequence).`,
 }
 
 func runPeek(c *cli.Context, e *env) error {
-	args, err := interspersed(c)
-	if err != nil {
-		return err
-	}
-	r, err := settings(c)
-	if err != nil {
-		return err
-	}
-	run, err := needRun(r)
+	args, r, run, err := beginRun(c)
 	if err != nil {
 		return err
 	}

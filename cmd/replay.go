@@ -31,20 +31,15 @@ Exit status: 0 printed, 1 I/O error, 2 usage.`,
 }
 
 func runReplay(c *cli.Context, e *env) error {
-	// The input first: it also parses flags given after FILE.
-	in, err := input(c, e)
+	args, r, run, err := beginRun(c)
+	if err != nil {
+		return err
+	}
+	in, err := openInput(args, e)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	r, err := settings(c)
-	if err != nil {
-		return err
-	}
-	run, err := needRun(r)
-	if err != nil {
-		return err
-	}
 	call := c.String("call")
 	if call == "" {
 		return usageErr("no call id given: use --call C")

@@ -73,15 +73,7 @@ bad_pointer, bad_reference, too_large).`,
 var selectionFlags = []string{"bytes", "lines", "pointer", "as", "sha256"}
 
 func runResolve(c *cli.Context, e *env) error {
-	args, err := interspersed(c)
-	if err != nil {
-		return err
-	}
-	r, err := settings(c)
-	if err != nil {
-		return err
-	}
-	run, err := needRun(r)
+	args, r, run, err := beginRun(c)
 	if err != nil {
 		return err
 	}

@@ -42,16 +42,15 @@ other bytes) or I/O error, 2 usage, 4 run at capacity (bounded policy).`,
 }
 
 func runRetain(c *cli.Context, e *env) error {
-	// The input first: it also parses flags given after FILE.
-	in, err := input(c, e)
+	args, r, err := begin(c)
+	if err != nil {
+		return err
+	}
+	in, err := openInput(args, e)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	r, err := settings(c)
-	if err != nil {
-		return err
-	}
 	if r.Off {
 		_, err := io.Copy(e.stdout, in)
 		return err
