@@ -40,9 +40,11 @@ func utf8Text() []byte {
 	return b.Bytes()
 }
 
-func binaryBlob() []byte {
+func binaryBlob() []byte { return binaryBlobN(40000) }
+
+func binaryBlobN(n int) []byte {
 	r := rand.New(rand.NewPCG(7, 7))
-	b := make([]byte, 40000)
+	b := make([]byte, n)
 	for i := range b {
 		b[i] = byte(r.UintN(256))
 	}

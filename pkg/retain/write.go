@@ -104,7 +104,7 @@ func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, e
 	case "zstd":
 		comp = CompressZstd
 	case "auto":
-		if len(prefix) > autoMin && worthCompressing(prefix) {
+		if len(prefix) >= autoMin && worthCompressing(prefix) {
 			comp = CompressZstd
 		}
 	default:

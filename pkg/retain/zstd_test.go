@@ -141,3 +141,29 @@ func forgeTable(csize, dsize uint32) []byte {
 	t = append(t, 0)
 	return le(t, 0x8F92EAB1)
 }
+
+// The auto rule: at least 1 MiB, and the first 256 KiB compress 1.5×.
+func TestCompressAuto(t *testing.T) {
+	s := testStore(t)
+	L := DefaultLimits()
+	L.Threshold, L.MaxValueSize = 0, 0
+	text := bytes.Repeat([]byte("a compressible line of text\n"), 1<<17)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want Compression
+	}{
+		{"exactly-1MiB", text[:1<<20], CompressZstd},
+		{"just-under", text[:1<<20-1], CompressNone},
+		{"incompressible", binaryBlobN(2 << 20), CompressNone},
+	} {
+		res, err := s.Retain(bytes.NewReader(tc.data), new(bytes.Buffer), RetainOptions{Run: "r", Call: tc.name, Limits: L, Policy: PolicyLegacy, Compress: "auto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Descriptor.Compression != tc.want {
+			t.Errorf("%s: stored as %s, want %s", tc.name, res.Descriptor.Compression, tc.want)
+		}
+		checkRoundTrip(t, s, "r", tc.name, tc.data)
+	}
+}
