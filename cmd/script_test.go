@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,6 +24,33 @@ func TestScript(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("RETVAL_RUNS_DIR", e.WorkDir+"/runs")
 			e.Setenv("LONGID", strings.Repeat("a", 10000))
+			return nil
+		},
+		Cmds: scriptCmds,
+	})
+}
+
+// TestScriptZstd runs the reading scripts (peek, resolve, expand) again
+// with every value stored as seekable zstd: their output must not change
+// with the representation.
+func TestScriptZstd(t *testing.T) {
+	var files []string
+	for _, pat := range []string{"peek_*.txtar", "resolve_*.txtar", "expand_*.txtar"} {
+		m, err := filepath.Glob(filepath.Join("../testdata/script", pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Fatal("no reading scripts found")
+	}
+	testscript.Run(t, testscript.Params{
+		Files: files,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("RETVAL_RUNS_DIR", e.WorkDir+"/runs")
+			e.Setenv("LONGID", strings.Repeat("a", 10000))
+			e.Setenv("RETVAL_COMPRESS", "zstd")
 			return nil
 		},
 		Cmds: scriptCmds,

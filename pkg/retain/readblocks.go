@@ -30,7 +30,7 @@ func (v *Value) ReadBlocks(p []byte, off int64) (int, error) {
 		return v.ReadAt(p, off)
 	}
 	b := p[:whole]
-	if _, err := v.f.ReadAt(b, off); err != nil && !(err == io.EOF && off+whole == v.Desc.Size) {
+	if _, err := v.raw.ReadAt(b, off); err != nil && !(err == io.EOF && off+whole == v.Desc.Size) {
 		return 0, v.corrupt("reading bytes %d-%d: %v", off, off+whole, err)
 	}
 	if v.index != nil {
