@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 
 	seekable "github.com/SaveTheRbtz/zstd-seekable-format-go/pkg"
 	"github.com/klauspost/compress/zstd"
@@ -28,7 +30,24 @@ type zstdReaderAt struct {
 	frameID int64 // the frame in buf, or -1
 	buf     []byte
 	src     []byte
+
+	// A sequential reader (a search streaming through the value) gets the
+	// next frames decoded ahead on the other cores.
+	last     int64 // the frame read before, or -1
+	prefetch map[int64]*decoded
+	free     [][]byte
+	wg       sync.WaitGroup
 }
+
+// decoded is a frame being decoded ahead of its read.
+type decoded struct {
+	done chan struct{}
+	buf  []byte
+	err  error
+}
+
+// prefetchDepth is how many frames are decoded ahead of a sequential read.
+var prefetchDepth = int64(max(1, runtime.GOMAXPROCS(0)))
 
 // openZstd parses and checks the seek table of f against the descriptor.
 func openZstd(f *os.File, d *Descriptor) (*zstdReaderAt, error) {
@@ -77,15 +96,51 @@ func openZstd(f *os.File, d *Descriptor) (*zstdReaderAt, error) {
 	if int64(coff) != stored-tableLen {
 		return nil, bad("frames hold %d bytes, file %d", coff, stored-tableLen)
 	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxFrameSize),
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(int(prefetchDepth)+1), zstd.WithDecoderMaxMemory(maxFrameSize),
 		zstd.WithDecoderMaxWindow(maxFrameSize))
 	if err != nil {
 		return nil, err
 	}
-	return &zstdReaderAt{f: f, table: t, size: d.Size, dec: dec, frameID: -1}, nil
+	return &zstdReaderAt{f: f, table: t, size: d.Size, dec: dec, frameID: -1, last: -1, prefetch: map[int64]*decoded{}}, nil
 }
 
-func (z *zstdReaderAt) close() { z.dec.Close() }
+func (z *zstdReaderAt) close() {
+	z.wg.Wait()
+	z.dec.Close()
+}
+
+// decode reads and decodes frame e into dst, checking that it yields
+// exactly the size the seek table gives (never more: a bomb is corrupt).
+func (z *zstdReaderAt) decode(e seekable.FrameOffsetEntry, src, dst []byte) ([]byte, error) {
+	if _, err := z.f.ReadAt(src, int64(e.CompressedOffset)); err != nil {
+		return nil, Errorf(CodeCorrupt, "zstd frame %d: %v", e.ID, err)
+	}
+	out, err := z.dec.DecodeAll(src, dst[:0])
+	if err != nil || len(out) != int(e.DecompressedSize) {
+		return nil, Errorf(CodeCorrupt, "zstd frame %d does not decode to its %d bytes (%v)", e.ID, e.DecompressedSize, err)
+	}
+	return out, nil
+}
+
+// ahead starts decoding the frames after id that are not yet under way.
+func (z *zstdReaderAt) ahead(id int64) {
+	for k := id + 1; k <= id+prefetchDepth && k < z.table.NumFrames(); k++ {
+		if _, ok := z.prefetch[k]; ok {
+			continue
+		}
+		e, _ := z.table.EntryByID(k)
+		var dst []byte
+		if n := len(z.free); n > 0 {
+			dst, z.free = z.free[n-1], z.free[:n-1]
+		}
+		d := &decoded{done: make(chan struct{})}
+		z.prefetch[k] = d
+		z.wg.Go(func() {
+			defer close(d.done)
+			d.buf, d.err = z.decode(e, make([]byte, e.CompressedSize), dst)
+		})
+	}
+}
 
 // frame returns the decoded frame holding offset off, and its start.
 func (z *zstdReaderAt) frame(off int64) ([]byte, int64, error) {
@@ -96,20 +151,40 @@ func (z *zstdReaderAt) frame(off int64) ([]byte, int64, error) {
 	if e.ID == z.frameID {
 		return z.buf, int64(e.DecompressedOffset), nil
 	}
-	z.frameID = -1
-	if cap(z.src) < int(e.CompressedSize) {
-		z.src = make([]byte, e.CompressedSize)
+	sequential := e.ID == z.last+1
+	z.last = e.ID
+	if z.frameID >= 0 && cap(z.buf) > 0 {
+		z.free = append(z.free, z.buf[:0])
 	}
-	src := z.src[:e.CompressedSize]
-	if _, err := z.f.ReadAt(src, int64(e.CompressedOffset)); err != nil {
-		return nil, 0, Errorf(CodeCorrupt, "zstd frame %d: %v", e.ID, err)
+	z.frameID, z.buf = -1, nil
+	// Frames decoded ahead that this read skipped are dropped.
+	for k, d := range z.prefetch {
+		if k < e.ID || k > e.ID+prefetchDepth {
+			<-d.done
+			delete(z.prefetch, k)
+		}
 	}
-	if cap(z.buf) < int(e.DecompressedSize) {
-		z.buf = make([]byte, 0, e.DecompressedSize)
+	var out []byte
+	var err error
+	if d, ok := z.prefetch[e.ID]; ok {
+		<-d.done
+		delete(z.prefetch, e.ID)
+		out, err = d.buf, d.err
+	} else {
+		if cap(z.src) < int(e.CompressedSize) {
+			z.src = make([]byte, e.CompressedSize)
+		}
+		var dst []byte
+		if n := len(z.free); n > 0 {
+			dst, z.free = z.free[n-1], z.free[:n-1]
+		}
+		out, err = z.decode(e, z.src[:e.CompressedSize], dst)
 	}
-	out, err := z.dec.DecodeAll(src, z.buf[:0])
-	if err != nil || len(out) != int(e.DecompressedSize) {
-		return nil, 0, Errorf(CodeCorrupt, "zstd frame %d does not decode to its %d bytes (%v)", e.ID, e.DecompressedSize, err)
+	if err != nil {
+		return nil, 0, err
+	}
+	if sequential {
+		z.ahead(e.ID)
 	}
 	z.buf, z.frameID = out, e.ID
 	return out, int64(e.DecompressedOffset), nil
