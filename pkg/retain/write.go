@@ -364,7 +364,8 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 			}
 		}
 		w.store.touchNow(filepath.Join(w.dir, activityName), w.store.now())
-		return &Result{Retained: true, Descriptor: old, Stub: w.stubFor(old)}, nil
+		// This retain's bytes are the value's, so its head and tail serve.
+		return &Result{Retained: true, Descriptor: old, Stub: w.stub(old, "")}, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -403,12 +404,6 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	w.sink.File().Close()
 	w.sink = nil
 	return &Result{Retained: true, Descriptor: d, Stub: w.stub(d, "")}, nil
-}
-
-// stubFor renders the stub of an already stored value from this retain's
-// bytes, which are identical to it.
-func (w *writer) stubFor(d *Descriptor) string {
-	return w.stub(d, "")
 }
 
 func (w *writer) writeIndex() (*os.File, error) {
