@@ -148,4 +148,21 @@ func TestCrashRetain(t *testing.T) {
 	if values != committed {
 		t.Fatalf("%d descriptors but replay found %d stubs", values, committed)
 	}
+
+	// gc without a grace period removes what the kills left (temp files,
+	// content without a descriptor) and nothing else; verify is then clean.
+	var rep gcReport
+	decode(t, mustRun(t, 0, "gc", "--runs-dir", runs, "--grace", "0s", "--json").stdout, &rep)
+	if len(rep.Removed) != 0 || len(rep.Failed) != 0 || len(rep.Skipped) != 0 {
+		t.Fatalf("gc after the kills: removed %v, skipped %v, failed %v", rep.Removed, rep.Skipped, rep.Failed)
+	}
+	var vr verifyReport
+	decode(t, mustRun(t, 0, "verify", "--runs-dir", runs, "--grace", "0s", "--json").stdout, &vr)
+	if vr.Values != committed || vr.Corrupt+vr.Missing+vr.Debris != 0 {
+		t.Fatalf("verify after gc: %+v, want %d values and no problems", vr, committed)
+	}
+	if v, d := checkStore(t, runs, inputs); v != committed || d != 0 {
+		t.Fatalf("after gc: %d values, %d debris files", v, d)
+	}
+	t.Logf("gc --grace 0s removed %d debris files; verify: %d values, 0 corrupt, 0 missing, 0 debris", len(rep.Debris), vr.Values)
 }

@@ -21,7 +21,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	retval = filepath.Join(dir, "retval")
-	build := exec.Command("go", "build", "-o", retval, "github.com/retval/retval")
+	args := []string{"build", "-o", retval}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "github.com/retval/retval")...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building retval:", err)
