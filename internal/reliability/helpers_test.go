@@ -58,9 +58,9 @@ func decode(t testing.TB, b []byte, v any) {
 
 // verifyReport is `retval verify --json`'s report.
 type verifyReport struct {
-	Runs, Values            int
+	Runs, Values             int
 	Corrupt, Missing, Debris int
-	Problems                []struct{ Run, File, Kind, Message string }
+	Problems                 []struct{ Run, File, Kind, Message string }
 }
 
 // gcReport is the part of `retval gc --json` the tests look at.
