@@ -635,21 +635,37 @@ func removeRun(s *retain.Store, rm *Removal, trash string, now time.Time) (*Skip
 	} else if changed != "" {
 		return &Skip{Run: rm.Run, Rule: rm.Rule, Reason: SkipChanged, Message: changed + " since the plan was made"}, nil
 	}
-	if err := s.WriteTombstone(retain.Tombstone{Run: rm.Run, Collected: now.UTC(), Values: rm.Values, Bytes: rm.Bytes}); err != nil {
-		return nil, fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", rm.Run, err)
+	tomb := retain.Tombstone{Run: rm.Run, Collected: now.UTC(), Values: rm.Values, Bytes: rm.Bytes}
+	// On a full disk the tombstone is written after the run's files are
+	// deleted: gc is what frees the disk, so it must not need room first.
+	// Until then a lookup in the run says unknown_reference.
+	late := false
+	if err := s.WriteTombstone(tomb); err != nil {
+		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+			return nil, fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", rm.Run, err)
+		}
+		s.RemoveTombstone(rm.Run) // no half-written one
+		late = true
 	}
 	dst, err := trashPath(trash, rm.Run)
 	if err == nil {
 		err = os.Rename(rm.info.Dir, dst)
 	}
 	if err != nil {
-		s.RemoveTombstone(rm.Run)
+		if !late {
+			s.RemoveTombstone(rm.Run)
+		}
 		return nil, fmt.Errorf("moving run %s out of the store: %w (run left in place)", rm.Run, err)
 	}
 	locked = false
 	l.Unlock()
 	if err := os.RemoveAll(dst); err != nil {
 		return nil, fmt.Errorf("run %s is collected, but deleting its files failed: %w (the next gc finishes it)", rm.Run, err)
+	}
+	if late {
+		if err := s.WriteTombstone(tomb); err != nil {
+			return nil, fmt.Errorf("run %s is collected, but its tombstone could not be written: %w (lookups in it say unknown_reference)", rm.Run, err)
+		}
 	}
 	return nil, nil
 }
