@@ -56,6 +56,7 @@ const (
 	RuleMaxBytes = "max-bytes"
 	RuleKeepRuns = "keep-runs"
 	RuleDebris   = "debris" // a skip of a run's debris, not of the run
+	RuleScan     = "scan"   // a run gc refused to look into, so no rule applied
 )
 
 // Reasons a run (or its debris) is skipped.
@@ -64,6 +65,7 @@ const (
 	SkipActive  = "active"  // last activity within the grace period
 	SkipChanged = "changed" // the run changed between plan and execution
 	SkipGone    = "gone"    // the run disappeared between plan and execution
+	SkipRefused = "refused" // not ours to touch: another user's directory, or not a plain directory
 )
 
 // Options is a gc policy. The zero value collects nothing by age, size or
@@ -261,11 +263,11 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	infos, err := scanAll(s, ids, &o)
+	infos, refused, err := scanAll(s, ids, &o)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Now: now, Runs: len(infos)}
+	p := &Plan{Now: now, Runs: len(infos), Skip: refused}
 	for _, ri := range infos {
 		p.Bytes += ri.Bytes
 	}
@@ -385,10 +387,13 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 	return p, nil
 }
 
-// scanAll scans runs in parallel; runs collected meanwhile are left out.
-func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, error) {
+// scanAll scans runs in parallel; runs collected meanwhile are left out,
+// and so are runs the store refuses (another user's directory): those are
+// returned as skips, so that one of them does not stop every collection.
+func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, []Skip, error) {
 	infos := make([]*retain.RunInfo, len(ids))
 	errs := make([]error, len(ids))
+	refusedBy := make([]error, len(ids))
 	var mu sync.Mutex
 	done := 0
 	o.progress("scan", 0, len(ids))
@@ -397,6 +402,9 @@ func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, e
 		if errors.Is(err, retain.ErrNotFound) || errors.Is(err, retain.ErrCollected) {
 			err = nil
 		}
+		if errors.Is(err, retain.ErrCorrupt) {
+			refusedBy[i], err = err, nil
+		}
 		infos[i], errs[i] = ri, err
 		mu.Lock()
 		done++
@@ -404,9 +412,15 @@ func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, e
 		mu.Unlock()
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return slices.DeleteFunc(infos, func(ri *retain.RunInfo) bool { return ri == nil }), nil
+	var refused []Skip
+	for i, err := range refusedBy {
+		if err != nil {
+			refused = append(refused, Skip{Run: ids[i], Rule: RuleScan, Reason: SkipRefused, Message: err.Error()})
+		}
+	}
+	return slices.DeleteFunc(infos, func(ri *retain.RunInfo) bool { return ri == nil }), refused, nil
 }
 
 // planStoreDir plans the runs-dir's own cleanup: an interrupted gc's trash,
