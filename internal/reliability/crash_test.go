@@ -91,10 +91,10 @@ func checkValues(t *testing.T, runs string, inputs map[string][]byte, only map[s
 // TestCrashRetain kills `retval retain` with SIGKILL at random points and
 // checks after each kill that the store holds only whole values, and that
 // replay prints either the stub of a whole value or the text verbatim.
-// -short runs 50 iterations; the full run 500.
+// -short (and -race) runs 50 iterations; the full run 500.
 func TestCrashRetain(t *testing.T) {
 	iters := 500
-	if testing.Short() {
+	if quick() {
 		iters = 50
 	}
 	dir := t.TempDir()

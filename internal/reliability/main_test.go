@@ -35,3 +35,8 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// quick reports whether to run the short form of the long tests: under
+// -short, and under -race (CI's run), where the binary under test is
+// several times slower.
+func quick() bool { return testing.Short() || raceEnabled }

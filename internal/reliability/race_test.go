@@ -121,9 +121,6 @@ func TestReadersDuringRacingWriters(t *testing.T) {
 // progress loses its temp file (a writer falls back to verbatim only if
 // its disk write failed, which must not happen here).
 func TestGCLoopWithWriters(t *testing.T) {
-	if testing.Short() && raceEnabled {
-		t.Skip("slow under -race -short")
-	}
 	r := seeded(t)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -141,7 +138,7 @@ func TestGCLoopWithWriters(t *testing.T) {
 	var mu sync.Mutex
 	var values []kept
 	perWriter := 25
-	if testing.Short() {
+	if quick() {
 		perWriter = 8
 	}
 	var stop atomic.Bool
