@@ -5,18 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 )
 
-// hostileBases are stored values whose files FuzzHostileStore damages: a
+// hostileBases stores the values whose files FuzzHostileStore damages: a
 // small and a large (indexed, block-digested) value, plain and zstd.
-var hostileBases = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "retval-hostile-")
-	if err != nil {
-		return "", err
-	}
+func hostileBases(dir string) error {
 	s := Open(dir)
 	L := DefaultLimits()
 	L.Threshold, L.MaxValueSize, L.MaxRunBytes = 0, 0, 0
@@ -24,14 +19,14 @@ var hostileBases = sync.OnceValues(func() (string, error) {
 		var out bytes.Buffer
 		res, err := s.Retain(bytes.NewReader(b.data()), &out, RetainOptions{Run: b.run, Call: "v", Limits: L, Policy: PolicyLegacy, Compress: b.comp})
 		if err != nil {
-			return "", err
+			return err
 		}
 		if !res.Retained {
-			return "", errors.New("base value not retained")
+			return errors.New("base value not retained")
 		}
 	}
-	return dir, nil
-})
+	return nil
+}
 
 var hostileKinds = []struct {
 	run, comp string
@@ -57,11 +52,11 @@ func FuzzHostileStore(f *testing.F) {
 	f.Add(uint8(3), uint8(1), uint32(70), []byte{}, true)
 	f.Add(uint8(0), uint8(2), uint32(20), []byte(`"size":1`), false)
 	f.Add(uint8(2), uint8(2), uint32(0), []byte(`{"id":"v","size":5,"stored_bytes":5,"compression":"none"}`), true)
+	src := f.TempDir()
+	if err := hostileBases(src); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, base, file uint8, off uint32, patch []byte, truncate bool) {
-		src, err := hostileBases()
-		if err != nil {
-			t.Fatal(err)
-		}
 		kind := hostileKinds[int(base)%len(hostileKinds)]
 		want := kind.data()
 		dir := t.TempDir()
