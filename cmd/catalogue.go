@@ -3,9 +3,11 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/dustin/go-humanize"
 	"github.com/retval/retval/pkg/retain"
@@ -108,6 +110,13 @@ func printPage(w io.Writer, p *retain.Page, size int) error {
 			tool := d.Tool
 			if tool == "" {
 				tool = "-"
+			}
+			// The tool name is the harness's text: escape what a terminal
+			// would act on, so it can neither drive the terminal nor
+			// break the table's rows and columns.
+			if strings.ContainsFunc(tool, func(r rune) bool { return !unicode.IsPrint(r) }) {
+				q := strconv.Quote(tool)
+				tool = q[1 : len(q)-1]
 			}
 			complete := "yes"
 			if !d.Complete {

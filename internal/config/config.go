@@ -7,6 +7,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -203,7 +204,9 @@ func ParseDuration(t string) (time.Duration, error) {
 	}
 	if d, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseFloat(d, 64)
-		if err == nil && n >= 0 && n < 1e6 {
+		// Below 2^63 ns (about 106,751 days): past it the conversion wraps
+		// to a negative duration, which as a grace period protects nothing.
+		if err == nil && n >= 0 && n*24*float64(time.Hour) < math.MaxInt64 {
 			return time.Duration(n * 24 * float64(time.Hour)), nil
 		}
 	}

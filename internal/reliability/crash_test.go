@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,13 +87,41 @@ func checkValues(t *testing.T, runs string, inputs map[string][]byte, only map[s
 	return values, debris
 }
 
+// killStage names what a killed retain of call left in its run directory:
+// the stage of the write path the kill hit.
+func killStage(t *testing.T, dir, call string) string {
+	t.Helper()
+	var temp, content, meta bool
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		n := e.Name()
+		switch {
+		case strings.HasPrefix(n, ".tmp-"+call+"-"):
+			temp = true
+		case n == call+".meta.json":
+			meta = true
+		case n == call+".txt" || n == call+".txt.zst":
+			content = true
+		}
+	}
+	switch {
+	case meta:
+		return "committed"
+	case content:
+		return "content renamed, no descriptor"
+	case temp:
+		return "temp file"
+	}
+	return "nothing"
+}
+
 // TestCrashRetain kills `retval retain` with SIGKILL at random points and
 // checks after each kill that the store holds only whole values, and that
 // replay prints either the stub of a whole value or the text verbatim.
-// -short runs 50 iterations; the full run 500.
+// -short (and -race) runs 50 iterations; the full run 500.
 func TestCrashRetain(t *testing.T) {
 	iters := 500
-	if testing.Short() {
+	if quick() {
 		iters = 50
 	}
 	dir := t.TempDir()
@@ -106,8 +133,19 @@ func TestCrashRetain(t *testing.T) {
 		data[n], _ = os.ReadFile(paths[n])
 	}
 	inputs := map[string][]byte{}
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	r := seeded(t)
+	// Start-up: how long a retain takes that writes nothing. Kills
+	// before that hit nothing of the write path.
+	tiny := filepath.Join(dir, "tiny")
+	os.WriteFile(tiny, []byte("x"), 0o644)
+	startup := time.Duration(1 << 62)
+	for range 5 {
+		t0 := time.Now()
+		mustRun(t, 0, "retain", "--runs-dir", runs, "--run", "r0", "--call", "tiny", tiny)
+		startup = min(startup, time.Since(t0))
+	}
 	var killed, finished, committed int
+	stages := map[string]int{}
 	for i := 0; i < iters; i++ {
 		size := crashInputs[r.IntN(len(crashInputs))]
 		comp := []string{"none", "zstd"}[r.IntN(2)]
@@ -119,9 +157,9 @@ func TestCrashRetain(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Kill somewhere between start-up and a little past the expected
-		// end, so every stage gets hit.
-		time.Sleep(time.Duration(r.Int64N(int64(time.Duration(size/(40<<10))*time.Millisecond + 3*time.Millisecond))))
+		// Kill somewhere between late in start-up and a little past the
+		// expected end, so every stage gets hit.
+		time.Sleep(startup*3/4 + time.Duration(r.Int64N(int64(time.Duration(size/(40<<10))*time.Millisecond+startup))))
 		cmd.Process.Signal(syscall.SIGKILL)
 		err := cmd.Wait()
 		if err == nil {
@@ -130,6 +168,9 @@ func TestCrashRetain(t *testing.T) {
 			killed++
 		}
 		checkValues(t, runs, inputs, map[string]bool{call: true})
+		if err != nil {
+			stages[killStage(t, filepath.Join(runs, fmt.Sprintf("r%d.values", i%3)), call)]++
+		}
 		// replay: the stub of a whole value, or the text verbatim.
 		rep := exec.Command(retval, "replay", "--runs-dir", runs, "--run", fmt.Sprintf("r%d", i%3), "--call", call, paths[size])
 		out, err := rep.Output()
@@ -145,7 +186,25 @@ func TestCrashRetain(t *testing.T) {
 	values, debris := checkStore(t, runs, inputs)
 	t.Logf("%d iterations: %d killed, %d finished; %d values whole, %d committed per replay, %d debris files, 0 lost",
 		iters, killed, finished, values, committed, debris)
+	t.Logf("start-up %v; what the kills left of their value: %v", startup, stages)
 	if values != committed {
 		t.Fatalf("%d descriptors but replay found %d stubs", values, committed)
 	}
+
+	// gc without a grace period removes what the kills left (temp files,
+	// content without a descriptor) and nothing else; verify is then clean.
+	var rep gcReport
+	decode(t, mustRun(t, 0, "gc", "--runs-dir", runs, "--grace", "0s", "--json").stdout, &rep)
+	if len(rep.Removed) != 0 || len(rep.Failed) != 0 || len(rep.Skipped) != 0 {
+		t.Fatalf("gc after the kills: removed %v, skipped %v, failed %v", rep.Removed, rep.Skipped, rep.Failed)
+	}
+	var vr verifyReport
+	decode(t, mustRun(t, 0, "verify", "--runs-dir", runs, "--grace", "0s", "--json").stdout, &vr)
+	if vr.Values != committed || vr.Corrupt+vr.Missing+vr.Debris != 0 {
+		t.Fatalf("verify after gc: %+v, want %d values and no problems", vr, committed)
+	}
+	if v, d := checkStore(t, runs, inputs); v != committed || d != 0 {
+		t.Fatalf("after gc: %d values, %d debris files", v, d)
+	}
+	t.Logf("gc --grace 0s removed %d debris files; verify: %d values, 0 corrupt, 0 missing, 0 debris", len(rep.Debris), vr.Values)
 }

@@ -21,7 +21,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	retval = filepath.Join(dir, "retval")
-	build := exec.Command("go", "build", "-o", retval, "github.com/retval/retval")
+	args := []string{"build", "-o", retval}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "github.com/retval/retval")...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building retval:", err)
@@ -31,3 +35,8 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// quick reports whether to run the short form of the long tests: under
+// -short, and under -race (CI's run), where the binary under test is
+// several times slower.
+func quick() bool { return testing.Short() || raceEnabled }

@@ -56,6 +56,7 @@ const (
 	RuleMaxBytes = "max-bytes"
 	RuleKeepRuns = "keep-runs"
 	RuleDebris   = "debris" // a skip of a run's debris, not of the run
+	RuleScan     = "scan"   // a run gc refused to look into, so no rule applied
 )
 
 // Reasons a run (or its debris) is skipped.
@@ -64,6 +65,7 @@ const (
 	SkipActive  = "active"  // last activity within the grace period
 	SkipChanged = "changed" // the run changed between plan and execution
 	SkipGone    = "gone"    // the run disappeared between plan and execution
+	SkipRefused = "refused" // not ours to touch: another user's directory, or not a plain directory
 )
 
 // Options is a gc policy. The zero value collects nothing by age, size or
@@ -261,11 +263,11 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	infos, err := scanAll(s, ids, &o)
+	infos, refused, err := scanAll(s, ids, &o)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Now: now, Runs: len(infos)}
+	p := &Plan{Now: now, Runs: len(infos), Skip: refused}
 	for _, ri := range infos {
 		p.Bytes += ri.Bytes
 	}
@@ -385,10 +387,13 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 	return p, nil
 }
 
-// scanAll scans runs in parallel; runs collected meanwhile are left out.
-func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, error) {
+// scanAll scans runs in parallel; runs collected meanwhile are left out,
+// and so are runs the store refuses (another user's directory): those are
+// returned as skips, so that one of them does not stop every collection.
+func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, []Skip, error) {
 	infos := make([]*retain.RunInfo, len(ids))
 	errs := make([]error, len(ids))
+	refusedBy := make([]error, len(ids))
 	var mu sync.Mutex
 	done := 0
 	o.progress("scan", 0, len(ids))
@@ -397,6 +402,9 @@ func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, e
 		if errors.Is(err, retain.ErrNotFound) || errors.Is(err, retain.ErrCollected) {
 			err = nil
 		}
+		if errors.Is(err, retain.ErrCorrupt) {
+			refusedBy[i], err = err, nil
+		}
 		infos[i], errs[i] = ri, err
 		mu.Lock()
 		done++
@@ -404,9 +412,15 @@ func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, e
 		mu.Unlock()
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return slices.DeleteFunc(infos, func(ri *retain.RunInfo) bool { return ri == nil }), nil
+	var refused []Skip
+	for i, err := range refusedBy {
+		if err != nil {
+			refused = append(refused, Skip{Run: ids[i], Rule: RuleScan, Reason: SkipRefused, Message: err.Error()})
+		}
+	}
+	return slices.DeleteFunc(infos, func(ri *retain.RunInfo) bool { return ri == nil }), refused, nil
 }
 
 // planStoreDir plans the runs-dir's own cleanup: an interrupted gc's trash,
@@ -635,21 +649,37 @@ func removeRun(s *retain.Store, rm *Removal, trash string, now time.Time) (*Skip
 	} else if changed != "" {
 		return &Skip{Run: rm.Run, Rule: rm.Rule, Reason: SkipChanged, Message: changed + " since the plan was made"}, nil
 	}
-	if err := s.WriteTombstone(retain.Tombstone{Run: rm.Run, Collected: now.UTC(), Values: rm.Values, Bytes: rm.Bytes}); err != nil {
-		return nil, fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", rm.Run, err)
+	tomb := retain.Tombstone{Run: rm.Run, Collected: now.UTC(), Values: rm.Values, Bytes: rm.Bytes}
+	// On a full disk the tombstone is written after the run's files are
+	// deleted: gc is what frees the disk, so it must not need room first.
+	// Until then a lookup in the run says unknown_reference.
+	late := false
+	if err := s.WriteTombstone(tomb); err != nil {
+		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+			return nil, fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", rm.Run, err)
+		}
+		s.RemoveTombstone(rm.Run) // no half-written one
+		late = true
 	}
 	dst, err := trashPath(trash, rm.Run)
 	if err == nil {
 		err = os.Rename(rm.info.Dir, dst)
 	}
 	if err != nil {
-		s.RemoveTombstone(rm.Run)
+		if !late {
+			s.RemoveTombstone(rm.Run)
+		}
 		return nil, fmt.Errorf("moving run %s out of the store: %w (run left in place)", rm.Run, err)
 	}
 	locked = false
 	l.Unlock()
 	if err := os.RemoveAll(dst); err != nil {
 		return nil, fmt.Errorf("run %s is collected, but deleting its files failed: %w (the next gc finishes it)", rm.Run, err)
+	}
+	if late {
+		if err := s.WriteTombstone(tomb); err != nil {
+			return nil, fmt.Errorf("run %s is collected, but its tombstone could not be written: %w (lookups in it say unknown_reference)", rm.Run, err)
+		}
 	}
 	return nil, nil
 }

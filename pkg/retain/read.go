@@ -109,6 +109,12 @@ func openContent(dir string, d *Descriptor) (*Value, error) {
 		f.Close()
 		return nil, Errorf(CodeCorrupt, "value %q: content file holds %d bytes, descriptor says %d (run retval verify)", d.ID, fi.Size(), d.StoredBytes)
 	}
+	// Reads check bytes against the descriptor, so the descriptor must
+	// describe this file: an empty read is checked by nothing else.
+	if d.Size < 0 || d.Compression == CompressNone && d.Size != d.StoredBytes || d.Size == 0 && d.SHA256 != emptySHA256 {
+		f.Close()
+		return nil, Errorf(CodeCorrupt, "value %q: descriptor says %d bytes (sha256 %.12s…) of a %d-byte content file (run retval verify)", d.ID, d.Size, d.SHA256, fi.Size())
+	}
 	v := &Value{Desc: *d, f: f, raw: f, blockNum: -1}
 	if d.Compression == CompressZstd {
 		zr, err := openZstd(f, d)
@@ -265,3 +271,6 @@ func (s *Store) Descriptor(run, id string) (*Descriptor, error) {
 	d := v.Desc
 	return &d, nil
 }
+
+// emptySHA256 is the SHA-256 of no bytes.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

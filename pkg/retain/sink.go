@@ -67,8 +67,11 @@ type zstdSink struct {
 	f      *os.File
 	sw     *seekable.Writer
 	frames chan []byte
-	done   chan error
-	cur    []byte
+	// queue is frames, kept after stop closes it: frames queued that the
+	// compressor never took are still there for ReadBack.
+	queue chan []byte
+	done  chan error
+	cur   []byte
 
 	mu      sync.Mutex
 	pending [][]byte                    // sourced, not yet written, in order
@@ -83,7 +86,7 @@ func newZstdSink(f *os.File) (*zstdSink, error) {
 		return nil, err
 	}
 	frames := make(chan []byte, 4)
-	s := &zstdSink{f: f, sw: sw, frames: frames, done: make(chan error, 1)}
+	s := &zstdSink{f: f, sw: sw, frames: frames, queue: frames, done: make(chan error, 1)}
 	source := func() ([]byte, error) {
 		b, ok := <-frames
 		if !ok {
@@ -200,6 +203,8 @@ func (s *zstdSink) Finish() (int64, error) {
 func (s *zstdSink) ReadBack(out io.Writer) error {
 	// Stop the compressor first, then take the frames it never sourced:
 	// with it gone, nothing else receives, so their order is kept.
+	// (stop may have closed it already: a frame sent after the compressor
+	// failed sits in the channel's buffer all the same.)
 	var queued [][]byte
 	if ch := s.frames; ch != nil {
 		close(ch)
@@ -207,9 +212,9 @@ func (s *zstdSink) ReadBack(out io.Writer) error {
 		if s.failed == nil {
 			s.failed = <-s.done
 		}
-		for b := range ch {
-			queued = append(queued, b)
-		}
+	}
+	for b := range s.queue {
+		queued = append(queued, b)
 	}
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(4*FrameSize))
 	if err != nil {

@@ -89,6 +89,17 @@ func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
 		if o.Run == "" && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected)) {
 			continue // collected while we worked
 		}
+		if o.Run == "" && errors.Is(err, ErrCorrupt) {
+			// A run directory refused as a whole (another user's): report
+			// it and check the other runs.
+			p := Problem{Run: run, File: ".", Kind: ProblemCorrupt, Message: err.Error()}
+			rep.Corrupt++
+			rep.Problems = append(rep.Problems, p)
+			if o.Problem != nil {
+				o.Problem(p)
+			}
+			continue
+		}
 		if err != nil {
 			return rep, err
 		}
