@@ -171,8 +171,8 @@ func (fx *gcFixture) lookupOne(t *testing.T, runs, run string) {
 // collects 24 old runs and the debris of 3 live ones, checks the store
 // after each kill (see checkAfterGC), then lets the next gc finish the job:
 // every old run gone with a tombstone, live runs whole, nothing left in
-// .retval but gc's lock and the tombstones, verify clean. -short (and -race) runs 20
-// iterations; the full run 100.
+// .retval but gc's lock and the tombstones, verify clean. -short (and
+// -race) runs 20 iterations; the full run 100.
 func TestCrashGC(t *testing.T) {
 	iters := 100
 	if quick() {
