@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 
 	seekable "github.com/SaveTheRbtz/zstd-seekable-format-go/pkg"
@@ -50,10 +51,16 @@ func (s *plainSink) Compression() Compression { return CompressNone }
 // keeps the ratio within a few percent of one long stream.
 const FrameSize = 256 << 10
 
+// compressors is how many frames are compressed at once: every core, up
+// to 4, so that memory (each encoder keeps its own tables) stays bounded on
+// big machines.
+var compressors = min(runtime.GOMAXPROCS(0), 4)
+
 // zstdEncoder is shared: EncodeAll is safe for concurrent use, with one
 // encoder per core (the default concurrency).
 var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true),
+		zstd.WithEncoderConcurrency(compressors),
 		zstd.WithWindowSize(FrameSize))
 	if err != nil {
 		panic(err) // only for invalid options
@@ -105,7 +112,7 @@ func newZstdSink(f *os.File) (*zstdSink, error) {
 		s.mu.Unlock()
 	}
 	go func() {
-		s.done <- sw.WriteMany(context.Background(), source, seekable.WithWriteCallback(written))
+		s.done <- sw.WriteMany(context.Background(), source, seekable.WithWriteCallback(written), seekable.WithConcurrency(compressors))
 	}()
 	return s, nil
 }
