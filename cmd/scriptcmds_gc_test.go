@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -77,23 +76,6 @@ func init() {
 		}
 		c.Process.Kill()
 		c.Wait()
-	}
-	// flipbyte FILE OFFSET: invert the bits of one byte (a corrupt value).
-	scriptCmds["flipbyte"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 2 {
-			ts.Fatalf("usage: flipbyte FILE OFFSET")
-		}
-		off, err := strconv.ParseInt(args[1], 10, 64)
-		ts.Check(err)
-		f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_RDWR, 0)
-		ts.Check(err)
-		defer f.Close()
-		b := make([]byte, 1)
-		_, err = f.ReadAt(b, off)
-		ts.Check(err)
-		b[0] ^= 0xff
-		_, err = f.WriteAt(b, off)
-		ts.Check(err)
 	}
 	// sub FILE OLD NEW: replace every OLD in FILE with NEW (literal text).
 	scriptCmds["sub"] = func(ts *testscript.TestScript, neg bool, args []string) {

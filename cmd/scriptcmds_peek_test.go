@@ -49,20 +49,6 @@ func init() {
 		ts.Check(os.RemoveAll(s.RunDir(id)))
 		ts.Check(s.WriteTombstone(retain.Tombstone{Run: id, Collected: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}))
 	}
-	// flipbyte FILE OFFSET: invert one byte of FILE (a damaged index, say).
-	scriptCmds["flipbyte"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 2 {
-			ts.Fatalf("usage: flipbyte FILE OFFSET")
-		}
-		p := ts.MkAbs(args[0])
-		off, err := strconv.Atoi(args[1])
-		ts.Check(err)
-		ts.Check(os.Chmod(p, 0o600))
-		b, err := os.ReadFile(p)
-		ts.Check(err)
-		b[off] ^= 0xff
-		ts.Check(os.WriteFile(p, b, 0o600))
-	}
 	// sizeat FILE MIN MAX: FILE holds between MIN and MAX bytes.
 	scriptCmds["sizeat"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {

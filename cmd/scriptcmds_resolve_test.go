@@ -91,22 +91,3 @@ func lookTSPath(ts *testscript.TestScript, prog string) string {
 	return ""
 }
 
-func init() {
-	// flipbyte FILE OFFSET: invert the bits of one byte of FILE in place.
-	scriptCmds["flipbyte"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 2 {
-			ts.Fatalf("usage: flipbyte FILE OFFSET")
-		}
-		off, err := strconv.ParseInt(args[1], 10, 64)
-		ts.Check(err)
-		f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_RDWR, 0)
-		ts.Check(err)
-		defer f.Close()
-		b := make([]byte, 1)
-		_, err = f.ReadAt(b, off)
-		ts.Check(err)
-		b[0] = ^b[0]
-		_, err = f.WriteAt(b, off)
-		ts.Check(err)
-	}
-}

@@ -129,3 +129,21 @@ func scriptEnv(ts *testscript.TestScript) []string {
 	}
 	return env
 }
+
+func init() {
+	// flipbyte FILE OFFSET: invert one byte of FILE (a corrupt value or a
+	// damaged index).
+	scriptCmds["flipbyte"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 {
+			ts.Fatalf("usage: flipbyte FILE OFFSET")
+		}
+		p := ts.MkAbs(args[0])
+		off, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		ts.Check(os.Chmod(p, 0o600))
+		b, err := os.ReadFile(p)
+		ts.Check(err)
+		b[off] ^= 0xff
+		ts.Check(os.WriteFile(p, b, 0o600))
+	}
+}
