@@ -90,4 +90,3 @@ func lookTSPath(ts *testscript.TestScript, prog string) string {
 	ts.Fatalf("%s not found in PATH", prog)
 	return ""
 }
-
