@@ -152,6 +152,10 @@ func printRuns(w io.Writer, runs []*retain.RunInfo, now time.Time) error {
 		var values int
 		var bytes int64
 		for _, r := range runs {
+			if r.Refused != "" {
+				fmt.Fprintf(tw, "%s\t-\t-\t-\trefused: %s\n", r.Run, oneLine(r.Refused))
+				continue
+			}
 			active := "no"
 			switch {
 			case r.Busy:

@@ -26,7 +26,8 @@ func TestScript(t *testing.T) {
 			e.Setenv("LONGID", strings.Repeat("a", 10000))
 			return nil
 		},
-		Cmds: scriptCmds,
+		Cmds:      scriptCmds,
+		Condition: scriptCondition,
 	})
 }
 
@@ -53,6 +54,7 @@ func TestScriptZstd(t *testing.T) {
 			e.Setenv("RETVAL_COMPRESS", "zstd")
 			return nil
 		},
-		Cmds: scriptCmds,
+		Cmds:      scriptCmds,
+		Condition: scriptCondition,
 	})
 }

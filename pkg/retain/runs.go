@@ -72,6 +72,9 @@ type RunInfo struct {
 	Active bool `json:"active"`
 	// Busy: a writer held the run's lock when it was looked at.
 	Busy bool `json:"-"`
+	// Refused says why the run directory was not looked into (another
+	// user's, or not a plain directory); the other fields are then zero.
+	Refused string `json:"refused,omitempty"`
 
 	Dir string `json:"-"`
 	// DirModTime and StepsModTime are the modification times of the run
@@ -96,6 +99,11 @@ func (s *Store) Runs(grace time.Duration) ([]*RunInfo, error) {
 		ri, err := s.ScanRun(id)
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected) {
 			continue // collected while we looked
+		}
+		if errors.Is(err, ErrCorrupt) {
+			// One refused run must not hide the others.
+			out = append(out, &RunInfo{Run: id, Refused: err.Error()})
+			continue
 		}
 		if err != nil {
 			return nil, err
