@@ -2,7 +2,7 @@ package cmd
 
 import (
 	"bufio"
-	"fmt"
+	"github.com/retval/retval/internal/testenv"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,20 +12,11 @@ import (
 	"time"
 
 	"github.com/retval/retval/internal/config"
-	"github.com/retval/retval/internal/flock"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// holdEnv makes the test binary a lock holder: it takes the flock(2) lock
-// named by the variable (shared, or exclusive after "ex:"), says "locked"
-// and keeps it until its stdin closes. A lock held by another process is
-// what gc must respect; one held in the same process would prove less.
-const holdEnv = "RETVAL_TEST_HOLD_LOCK"
-
 func init() {
-	if spec := os.Getenv(holdEnv); spec != "" {
-		os.Exit(holdLock(spec))
-	}
+	testenv.BecomeLockHolder()
 	// holds are the lock-holder processes of the running script, by path.
 	holds := map[string]*exec.Cmd{}
 	var mu sync.Mutex // scripts run in parallel
@@ -39,7 +30,7 @@ func init() {
 			spec = "ex:" + spec
 		}
 		c := exec.Command(os.Args[0])
-		c.Env = append(os.Environ(), holdEnv+"="+spec)
+		c.Env = append(os.Environ(), testenv.HoldLockEnv+"="+spec)
 		stdin, err := c.StdinPipe()
 		ts.Check(err)
 		out, err := c.StdoutPipe()
@@ -119,27 +110,4 @@ func touchOld(ts *testscript.TestScript, neg bool, args []string) {
 	for i := len(paths) - 1; i >= 0; i-- {
 		ts.Check(os.Chtimes(paths[i], t, t))
 	}
-}
-
-func holdLock(spec string) int {
-	ex := strings.HasPrefix(spec, "ex:")
-	path := strings.TrimPrefix(spec, "ex:")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if ex {
-		err = flock.Exclusive(f)
-	} else {
-		err = flock.Shared(f)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Println("locked")
-	buf := make([]byte, 1)
-	os.Stdin.Read(buf) // until the test closes our stdin or kills us
-	return 0
 }

@@ -5,9 +5,9 @@ package reliability
 import (
 	"bytes"
 	"errors"
+	"github.com/retval/retval/internal/testenv"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,21 +16,6 @@ import (
 
 	"github.com/retval/retval/pkg/retain"
 )
-
-// mountTiny mounts a tmpfs of the given size for the test, or skips where
-// that is not allowed (not root, no mount rights).
-func mountTiny(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
-	return dir
-}
 
 // fill writes a file until the file system is full and returns its path.
 func fill(t *testing.T, dir string) string {
@@ -76,7 +61,7 @@ func noisy(n int) []byte {
 // counting in place, so the budget is never over-spent; gc still collects
 // an idle run (freeing the disk) and old debris; then retain works again.
 func TestFullDiskCLI(t *testing.T) {
-	mnt := mountTiny(t, "1m")
+	mnt := testenv.MountTiny(t, "1m")
 	runs := filepath.Join(mnt, "runs")
 	dir := t.TempDir()
 	text := func(name string, n int) (string, []byte) {

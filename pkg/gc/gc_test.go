@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/retval/retval/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,38 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/pkg/retain"
 )
 
-// holdEnv makes the test binary a lock holder (see holder): another
-// process holding a lock is what gc must respect.
-const holdEnv = "RETVAL_GC_TEST_HOLD"
-
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(holdEnv); spec != "" {
-		os.Exit(holder(spec))
-	}
+	testenv.BecomeLockHolder()
 	os.Exit(m.Run())
-}
-
-func holder(spec string) int {
-	ex := strings.HasPrefix(spec, "ex:")
-	f, err := os.OpenFile(strings.TrimPrefix(spec, "ex:"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err == nil {
-		if ex {
-			err = flock.Exclusive(f)
-		} else {
-			err = flock.Shared(f)
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Println("locked")
-	os.Stdin.Read(make([]byte, 1)) // until the test closes our stdin
-	return 0
 }
 
 // holdLock has another process take the lock at path (shared, as a
@@ -57,7 +32,7 @@ func holdLock(t *testing.T, path string, exclusive bool) func() {
 		spec = "ex:" + path
 	}
 	c := exec.Command(os.Args[0])
-	c.Env = append(os.Environ(), holdEnv+"="+spec)
+	c.Env = append(os.Environ(), testenv.HoldLockEnv+"="+spec)
 	in, _ := c.StdinPipe()
 	out, _ := c.StdoutPipe()
 	c.Stderr = os.Stderr

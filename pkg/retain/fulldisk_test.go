@@ -5,33 +5,18 @@ package retain
 import (
 	"bytes"
 	"errors"
+	"github.com/retval/retval/internal/testenv"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 )
 
-// mountTiny mounts a tmpfs of the given size for the test, or skips where
-// that is not allowed (not root, no mount namespace rights).
-func mountTiny(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
-	return dir
-}
-
 // TestFullDisk: a value that does not fit is printed verbatim (the part
 // already written read back), no debris is left, and the values already
 // stored stay whole and readable.
 func TestFullDisk(t *testing.T) {
-	dir := mountTiny(t, "1m")
+	dir := testenv.MountTiny(t, "1m")
 	s := Open(filepath.Join(dir, "runs"))
 	small := bytes.Repeat([]byte("fits on the disk\n"), 20000) // 340 KB
 	retainAll(t, s, "r", "small", small)
