@@ -198,6 +198,9 @@ func (l *ledger) open() error {
 	}
 	p := filepath.Join(dir, retain.StepName(l.step))
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return retain.Errorf(retain.CodeCorrupt, "step ledger %s is a symlink and is never followed; start a new step with another --step id", p)
+	}
 	if err != nil {
 		return err
 	}
