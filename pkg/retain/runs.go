@@ -118,8 +118,10 @@ func (s *Store) Runs(grace time.Duration) ([]*RunInfo, error) {
 	return out, nil
 }
 
-// RunIDs lists the runs of the store, sorted. Entries that are not run
-// directories (other names, files, symlinks) are left out.
+// RunIDs lists the runs of the store, sorted. Other names and plain files
+// are left out; a symlink with a run's name is listed (it is never
+// followed: opening it as a run is refused as corrupt), so that verify,
+// catalogue and gc report it instead of passing over it in silence.
 func (s *Store) RunIDs() ([]ID, error) {
 	ents, err := os.ReadDir(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -130,8 +132,8 @@ func (s *Store) RunIDs() ([]ID, error) {
 	}
 	var out []ID
 	for _, e := range ents {
-		if !e.IsDir() {
-			continue // symlinks report as not a directory: never followed
+		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
+			continue
 		}
 		if id, ok := RunFromDirName(e.Name()); ok {
 			out = append(out, id)
