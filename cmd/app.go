@@ -50,7 +50,7 @@ func exitCode(err error) int {
 	case retain.CodeExpandRefused:
 		return exitExpand
 	case retain.CodeInvalidRange, retain.CodeNotJSON, retain.CodeAmbiguousJSON, retain.CodeDigestMismatch,
-		retain.CodeNotString, retain.CodeBadPointer, retain.CodeTooLarge, retain.CodeBadReference:
+		retain.CodeNotString, retain.CodeNotUTF8, retain.CodeBadPointer, retain.CodeTooLarge, retain.CodeBadReference:
 		return exitInvalid
 	}
 	return exitFailed

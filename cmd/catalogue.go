@@ -64,7 +64,7 @@ func runCatalogue(c *cli.Context, e *env) error {
 		if c.IsSet("page") || c.IsSet("page-size") {
 			return usageErr("--all lists runs, not pages: drop --page and --page-size")
 		}
-		runs, err := store.Runs(r.Limits.Grace)
+		runs, err := store.Runs(r.Limits.Effective().Grace)
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ func TestCatalogueEscapesToolNames(t *testing.T) {
 	dir := t.TempDir()
 	s := retain.Open(dir)
 	L := retain.DefaultLimits()
-	L.Threshold = 0
+	L.Threshold = retain.Unlimited
 	tool := "evil\x1b]0;owned\x07\ttab\nnewline\xff"
 	var out bytes.Buffer
 	if _, err := s.Retain(strings.NewReader("x\n"), &out, retain.RetainOptions{Run: "r", Call: "v", Meta: retain.Meta{Tool: tool}, Limits: L, Policy: retain.PolicyLegacy}); err != nil {

@@ -25,7 +25,7 @@ func fixedStore(t *testing.T) *retain.Store {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	s.Now = func() time.Time { return at }
 	L := retain.DefaultLimits()
-	L.Threshold = 0
+	L.Threshold = retain.Unlimited
 	for i, v := range []struct{ call, tool, body string }{
 		{"first", "grep", strings.Repeat("a line of grep output\n", 1000)},
 		{"second-call", "", "x"},

@@ -77,7 +77,7 @@ func runGC(c *cli.Context, e *env) error {
 	if c.NArg() > 0 {
 		return usageErr("gc takes no arguments, got %q", c.Args().First())
 	}
-	o := gc.Options{Grace: r.Limits.Grace, DryRun: c.Bool("dry-run"), KeepRuns: int(r.KeepRuns),
+	o := gc.Options{Grace: r.Limits.Effective().Grace, DryRun: c.Bool("dry-run"), KeepRuns: int(r.KeepRuns),
 		MaxAge: r.MaxAge, MaxBytes: r.MaxBytes}
 	if o.Now, err = clock(); err != nil {
 		return err

@@ -312,6 +312,12 @@ func Build(values map[string]Value) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A setting's 0 is "no limit"; in Limits that is Unlimited, and 0 the
+	// default.
+	for _, p := range []*int64{&L.Threshold, &L.PreviewBytes, &L.PeekLines, &L.PeekBytes, &L.MaxValueSize,
+		&L.MaxRunBytes, &L.MaxRunValues, &L.MaxLookups, &L.MaxLookupBytes, &L.MaxStepBytes, &L.MaxExpandBytes} {
+		*p = retain.Setting(*p)
+	}
 	for name, dst := range map[string]*time.Duration{"grace": &L.Grace, "max-age": &r.MaxAge} {
 		v := values[name]
 		d, e := ParseDuration(v.Text)
@@ -320,6 +326,7 @@ func Build(values map[string]Value) (*Resolved, error) {
 		}
 		*dst = d
 	}
+	L.Grace = time.Duration(retain.Setting(int64(L.Grace)))
 	r.RunsDir = values["runs-dir"].Text
 	r.Run = values["run"].Text
 	switch v := values["policy"]; v.Text {

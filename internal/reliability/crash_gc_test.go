@@ -36,7 +36,7 @@ func buildGCFixture(t *testing.T) *gcFixture {
 	fx := &gcFixture{dir: filepath.Join(t.TempDir(), "template"), inputs: map[string][]byte{}, runs: map[string][]string{}}
 	s := retain.Open(fx.dir)
 	L := retain.DefaultLimits()
-	L.Threshold, L.MaxValueSize, L.MaxRunBytes = 0, 0, 0
+	L.Threshold, L.MaxValueSize, L.MaxRunBytes = retain.Unlimited, retain.Unlimited, retain.Unlimited
 	put := func(run, call string, body []byte, comp string) {
 		var out bytes.Buffer
 		res, err := s.Retain(bytes.NewReader(body), &out, retain.RetainOptions{Run: run, Call: call, Limits: L, Policy: retain.PolicyLegacy, Compress: comp})

@@ -27,7 +27,8 @@ type Budget struct {
 
 // BudgetOf returns the budget the limits set.
 func BudgetOf(l retain.Limits) Budget {
-	return Budget{Lookups: l.MaxLookups, LookupBytes: l.MaxLookupBytes, StepBytes: l.MaxStepBytes}
+	e := l.Effective()
+	return Budget{Lookups: e.MaxLookups, LookupBytes: e.MaxLookupBytes, StepBytes: e.MaxStepBytes}
 }
 
 // Spent is what a step has used of its budget.

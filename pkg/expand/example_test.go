@@ -22,7 +22,7 @@ const lockfile = `{
 func retainJSON(dir string) *retain.Store {
 	store := retain.Open(filepath.Join(dir, "runs"))
 	limits := retain.DefaultLimits()
-	limits.Threshold = 0
+	limits.Threshold = retain.Unlimited
 	if _, err := store.Retain(strings.NewReader(lockfile), os.Stdout,
 		retain.RetainOptions{Run: "run-1", Call: "lock", Limits: limits}); err != nil {
 		panic(err)

@@ -15,7 +15,7 @@ import (
 func BenchmarkStepLedger(b *testing.B) {
 	s := retain.Open(filepath.Join(b.TempDir(), "runs"))
 	L := retain.DefaultLimits()
-	L.Threshold = 0
+	L.Threshold = retain.Unlimited
 	if _, err := s.Retain(bytes.NewReader([]byte("hello\nworld\n")), io.Discard, retain.RetainOptions{Run: "r", Call: "c", Limits: L, Policy: retain.PolicyLegacy}); err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func newStore(t testing.TB, values map[string]string) *Resolver {
 	t.Helper()
 	s := retain.Open(t.TempDir())
 	lim := retain.DefaultLimits()
-	lim.Threshold, lim.MaxValueSize, lim.MaxRunBytes = 0, 0, 0
+	lim.Threshold, lim.MaxValueSize, lim.MaxRunBytes = retain.Unlimited, retain.Unlimited, retain.Unlimited
 	for id, v := range values {
 		if _, err := s.Retain(strings.NewReader(v), io.Discard, retain.RetainOptions{Run: "r", Call: id, Limits: lim, Policy: retain.PolicyLegacy}); err != nil {
 			t.Fatal(err)

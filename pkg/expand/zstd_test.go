@@ -15,7 +15,7 @@ func storeAs(t testing.TB, values map[string]string, comp string) *Resolver {
 	t.Helper()
 	s := retain.Open(t.TempDir())
 	lim := retain.DefaultLimits()
-	lim.Threshold, lim.MaxValueSize, lim.MaxRunBytes = 0, 0, 0
+	lim.Threshold, lim.MaxValueSize, lim.MaxRunBytes = retain.Unlimited, retain.Unlimited, retain.Unlimited
 	for id, v := range values {
 		res, err := s.Retain(strings.NewReader(v), io.Discard, retain.RetainOptions{Run: "r", Call: id, Limits: lim, Policy: retain.PolicyLegacy, Compress: comp})
 		if err != nil {

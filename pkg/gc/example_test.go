@@ -19,7 +19,7 @@ func ExampleMakePlan() {
 	defer os.RemoveAll(dir)
 	store := retain.Open(filepath.Join(dir, "runs"))
 	limits := retain.DefaultLimits()
-	limits.Threshold = 0
+	limits.Threshold = retain.Unlimited
 	for _, run := range []string{"old-run", "new-run"} {
 		if _, err := store.Retain(strings.NewReader("some output\n"), os.Stdout,
 			retain.RetainOptions{Run: run, Call: "c1", Limits: limits}); err != nil {

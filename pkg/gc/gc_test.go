@@ -58,9 +58,9 @@ func holdLock(t *testing.T, path string, exclusive bool) func() {
 
 var lim = func() retain.Limits {
 	L := retain.DefaultLimits()
-	L.Threshold = 0
-	L.MaxRunValues = 0
-	L.MaxRunBytes = 0
+	L.Threshold = retain.Unlimited
+	L.MaxRunValues = retain.Unlimited
+	L.MaxRunBytes = retain.Unlimited
 	return L
 }()
 

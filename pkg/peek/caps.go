@@ -31,7 +31,8 @@ const ToEnd int64 = math.MaxInt64
 // lowered to threshold-1, and one set explicitly (flag, environment or
 // config file) at or above the threshold — or 0, unlimited — is refused
 // with a usage error.
-func CapsFor(l retain.Limits, bytesExplicit bool) (Caps, error) {
+func CapsFor(limits retain.Limits, bytesExplicit bool) (Caps, error) {
+	l := limits.Effective()
 	c := Caps{Lines: l.PeekLines, Bytes: l.PeekBytes}
 	if l.Threshold > 0 && (c.Bytes == 0 || c.Bytes >= l.Threshold) {
 		if bytesExplicit {

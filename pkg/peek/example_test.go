@@ -23,7 +23,7 @@ func retainLog(dir string) *retain.Store {
 		fmt.Fprintf(&b, "ok %d\n", i)
 	}
 	limits := retain.DefaultLimits()
-	limits.Threshold = 0 // retain everything
+	limits.Threshold = retain.Unlimited // retain everything
 	if _, err := store.Retain(strings.NewReader(b.String()), os.Stdout,
 		retain.RetainOptions{Run: "run-1", Call: "build", Limits: limits}); err != nil {
 		panic(err)

@@ -224,7 +224,7 @@ func TestCapsFor(t *testing.T) {
 		{20 << 10, 0, false, 20<<10 - 1, false},
 	}
 	for _, tc := range cases {
-		l.Threshold, l.PeekBytes = tc.threshold, tc.peekBytes
+		l.Threshold, l.PeekBytes = retain.Setting(tc.threshold), retain.Setting(tc.peekBytes)
 		c, err := CapsFor(l, tc.explicit)
 		if tc.usage {
 			if retain.CodeOf(err) != retain.CodeUsage {

@@ -15,7 +15,7 @@ func retainValue(t testing.TB, b []byte) (*retain.Store, *retain.Value) {
 	t.Helper()
 	s := retain.Open(t.TempDir())
 	l := retain.DefaultLimits()
-	l.Threshold, l.MaxValueSize, l.MaxRunBytes = 0, 0, 0
+	l.Threshold, l.MaxValueSize, l.MaxRunBytes = retain.Unlimited, retain.Unlimited, retain.Unlimited
 	if _, err := s.Retain(bytes.NewReader(b), new(bytes.Buffer), retain.RetainOptions{Run: "r", Call: "v", Limits: l, Policy: retain.PolicyLegacy}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func TestZstdSameAsPlain(t *testing.T) {
 	b := bigLog(60_000) // a few MiB: several frames, indexed
 	s := retain.Open(t.TempDir())
 	l := retain.DefaultLimits()
-	l.Threshold, l.MaxValueSize, l.MaxRunBytes = 0, 0, 0
+	l.Threshold, l.MaxValueSize, l.MaxRunBytes = retain.Unlimited, retain.Unlimited, retain.Unlimited
 	for _, comp := range []string{"none", "zstd"} {
 		if _, err := s.Retain(bytes.NewReader(b), new(bytes.Buffer), retain.RetainOptions{Run: "r", Call: comp, Limits: l, Policy: retain.PolicyLegacy, Compress: comp}); err != nil {
 			t.Fatal(err)

@@ -38,7 +38,7 @@ func BenchmarkRenderStub(b *testing.B) {
 func BenchmarkRetain(b *testing.B) {
 	data := bigValue(16 << 20)
 	L := DefaultLimits()
-	L.Threshold, L.MaxValueSize, L.MaxRunBytes, L.MaxRunValues = 0, 0, 0, 0
+	L.Threshold, L.MaxValueSize, L.MaxRunBytes, L.MaxRunValues = Unlimited, Unlimited, Unlimited, Unlimited
 	s := testStore(b)
 	b.SetBytes(int64(len(data)))
 	i := 0

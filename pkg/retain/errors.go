@@ -27,6 +27,7 @@ const (
 	CodeDigestMismatch   Code = "digest_mismatch"
 	CodeNotString        Code = "not_string"
 	CodeBadPointer       Code = "bad_pointer"
+	CodeNotUTF8          Code = "not_utf8"
 	CodeTooLarge         Code = "too_large"
 	CodeBadReference     Code = "bad_reference"
 )
@@ -67,9 +68,12 @@ func Errorf(code Code, format string, args ...any) error {
 	return &Error{Code: code, Err: fmt.Errorf(format, args...)}
 }
 
-// CodeOf returns the code of the first *Error in err's chain, or CodeIO for
-// an error without one (a failed system call, say).
+// CodeOf returns the code of the first *Error in err's chain, CodeIO for
+// an error without one (a failed system call, say), and "" for nil.
 func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code

@@ -60,7 +60,7 @@ func ExampleStore_OpenValue() {
 	defer os.RemoveAll(dir)
 	store := retain.Open(filepath.Join(dir, "runs"))
 	limits := retain.DefaultLimits()
-	limits.Threshold = 0 // retain everything
+	limits.Threshold = retain.Unlimited // retain everything
 	_, err := store.Retain(strings.NewReader(numbered(1000)), os.Stdout,
 		retain.RetainOptions{Run: "run-1", Call: "call_1", Limits: limits})
 	if err != nil {

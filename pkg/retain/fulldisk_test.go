@@ -23,7 +23,7 @@ func TestFullDisk(t *testing.T) {
 
 	big := bigValue(3 << 20)
 	L := DefaultLimits()
-	L.MaxValueSize, L.MaxRunBytes = 0, 0
+	L.MaxValueSize, L.MaxRunBytes = Unlimited, Unlimited
 	var out bytes.Buffer
 	res, err := s.Retain(bytes.NewReader(big), &out, RetainOptions{Run: "r", Call: "big", Limits: L, Policy: PolicyLegacy})
 	if err != nil {

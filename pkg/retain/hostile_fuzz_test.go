@@ -14,7 +14,7 @@ import (
 func hostileBases(dir string) error {
 	s := Open(dir)
 	L := DefaultLimits()
-	L.Threshold, L.MaxValueSize, L.MaxRunBytes = 0, 0, 0
+	L.Threshold, L.MaxValueSize, L.MaxRunBytes = Unlimited, Unlimited, Unlimited
 	for _, b := range hostileKinds {
 		var out bytes.Buffer
 		res, err := s.Retain(bytes.NewReader(b.data()), &out, RetainOptions{Run: b.run, Call: "v", Limits: L, Policy: PolicyLegacy, Compress: b.comp})

@@ -12,10 +12,17 @@ const (
 	PolicyBounded Policy = "bounded"
 )
 
-// Limits are the configurable bounds of SPEC §4. Zero means unlimited, except
-// where a field's comment says otherwise.
+// Unlimited, in a field of Limits (or of any options struct of retval's
+// packages), is SPEC §4's 0: no limit. For Threshold it means every result
+// is retained; for PreviewBytes, no excerpts (the header and read-more
+// line only); for Grace, no grace period. A field left 0 takes its
+// default, so the zero Limits are SPEC's defaults.
+const Unlimited = -1
+
+// Limits are the configurable bounds of SPEC §4. A zero field means the
+// default of DefaultLimits; Unlimited means no limit.
 type Limits struct {
-	Threshold      int64 // retain values larger than this; 0 retains everything
+	Threshold      int64 // retain values larger than this
 	PreviewBytes   int64 // head + tail excerpt budget of a stub
 	PeekLines      int64
 	PeekBytes      int64
@@ -45,4 +52,49 @@ func DefaultLimits() Limits {
 		MaxExpandBytes: 16 << 20,
 		Grace:          time.Hour,
 	}
+}
+
+// Effective is Limits as they are enforced: every field holds its
+// effective bound, and 0 means no limit (SPEC's reading). It is a type of
+// its own so that it is never passed back where Limits are expected, where
+// a 0 would mean the default again.
+type Effective Limits
+
+// Effective returns the bounds l sets: each 0 field replaced by its
+// default, each Unlimited (any negative value) by 0.
+func (l Limits) Effective() Effective {
+	d := DefaultLimits()
+	pick := func(v, def int64) int64 {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	e := Effective{
+		Threshold:      pick(l.Threshold, d.Threshold),
+		PreviewBytes:   pick(l.PreviewBytes, d.PreviewBytes),
+		PeekLines:      pick(l.PeekLines, d.PeekLines),
+		PeekBytes:      pick(l.PeekBytes, d.PeekBytes),
+		MaxValueSize:   pick(l.MaxValueSize, d.MaxValueSize),
+		MaxRunBytes:    pick(l.MaxRunBytes, d.MaxRunBytes),
+		MaxRunValues:   pick(l.MaxRunValues, d.MaxRunValues),
+		MaxLookups:     pick(l.MaxLookups, d.MaxLookups),
+		MaxLookupBytes: pick(l.MaxLookupBytes, d.MaxLookupBytes),
+		MaxStepBytes:   pick(l.MaxStepBytes, d.MaxStepBytes),
+		MaxExpandBytes: pick(l.MaxExpandBytes, d.MaxExpandBytes),
+		Grace:          time.Duration(pick(int64(l.Grace), int64(d.Grace))),
+	}
+	return e
+}
+
+// Setting returns the value of a Limits field for a bound read from a
+// user's setting, where 0 means no limit: Unlimited for 0, n otherwise.
+func Setting(n int64) int64 {
+	if n == 0 {
+		return Unlimited
+	}
+	return n
 }

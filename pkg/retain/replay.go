@@ -5,7 +5,8 @@ import (
 	"io"
 )
 
-// StubSettings are the settings a stub depends on besides the value.
+// StubSettings are the settings a stub depends on besides the value. As in
+// Limits, a zero field means its default and Unlimited means none.
 type StubSettings struct {
 	PreviewBytes int64
 	PeekLines    int64
@@ -20,7 +21,9 @@ func (l Limits) StubSettings(p Policy) StubSettings {
 // Stub renders the stub of a stored value, byte-identical to the one
 // retain printed under the same settings.
 func (v *Value) Stub(st StubSettings) (string, error) {
-	keep := min(max(st.PreviewBytes, 0), v.Desc.Size)
+	e := Limits{PreviewBytes: st.PreviewBytes, PeekLines: st.PeekLines}.Effective()
+	st.PreviewBytes, st.PeekLines = e.PreviewBytes, e.PeekLines
+	keep := min(st.PreviewBytes, v.Desc.Size)
 	head, err := v.Bytes(0, keep)
 	if err != nil {
 		return "", err

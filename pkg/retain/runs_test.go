@@ -14,7 +14,7 @@ import (
 func retainT(t *testing.T, s *Store, run, call string, body []byte) {
 	t.Helper()
 	L := DefaultLimits()
-	L.Threshold = 0
+	L.Threshold = Unlimited
 	var out bytes.Buffer
 	res, err := s.Retain(bytes.NewReader(body), &out, RetainOptions{Run: run, Call: call, Limits: L, Policy: PolicyLegacy})
 	if err != nil || !res.Retained {

@@ -26,7 +26,7 @@ var compressions = []string{"none", "zstd"}
 func retainComp(t testing.TB, s *Store, run, call string, data []byte, comp string) *Result {
 	t.Helper()
 	L := DefaultLimits()
-	L.Threshold, L.MaxValueSize, L.MaxRunBytes = 0, 0, 0
+	L.Threshold, L.MaxValueSize, L.MaxRunBytes = Unlimited, Unlimited, Unlimited
 	var out bytes.Buffer
 	res, err := s.Retain(bytes.NewReader(data), &out, RetainOptions{Run: run, Call: call, Limits: L, Policy: PolicyLegacy, Compress: comp})
 	if err != nil {
@@ -235,7 +235,7 @@ func TestRacingRetains(t *testing.T) {
 		}
 	}
 	L := DefaultLimits()
-	L.Threshold = 0
+	L.Threshold = Unlimited
 	var mu sync.Mutex
 	wins, conflicts := 0, 0
 	var winner []byte

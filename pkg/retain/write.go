@@ -71,7 +71,7 @@ func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, e
 	if err != nil {
 		return nil, Errorf(CodeUsage, "call id: %v", err)
 	}
-	L := o.Limits
+	L := o.Limits.Effective()
 
 	// Read up to the threshold first: most results are small and are
 	// passed through without touching the disk.
@@ -110,7 +110,7 @@ func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, e
 	default:
 		return nil, Errorf(CodeUsage, "unknown compression %q: want none, zstd or auto", o.Compress)
 	}
-	w := &writer{store: s, runID: run, id: id, opts: o, out: out, comp: comp}
+	w := &writer{store: s, runID: run, id: id, opts: o, lim: L, out: out, comp: comp}
 	return w.do(prefix, in)
 }
 
@@ -120,6 +120,7 @@ type writer struct {
 	runID ID
 	id    ID
 	opts  RetainOptions
+	lim   Effective // opts.Limits with defaults applied
 	out   io.Writer
 
 	comp   Compression
@@ -153,7 +154,7 @@ func (w *writer) close() {
 
 func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 	defer w.close()
-	L := w.opts.Limits
+	L := w.lim
 	w.st = newStats(L.PreviewBytes, true)
 
 	if err := w.open(); err != nil {
@@ -313,7 +314,7 @@ func (w *writer) atCapacity(d *Descriptor, reason string) (*Result, error) {
 }
 
 func (w *writer) stub(d *Descriptor, notRetained string) string {
-	L := w.opts.Limits
+	L := w.lim
 	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
 		Head: w.st.head, Tail: w.st.tailBytes(), PreviewBytes: L.PreviewBytes, PeekLines: L.PeekLines,
 		NotRetained: notRetained, HeaderOnly: w.opts.Policy == PolicyBounded})
@@ -426,7 +427,7 @@ func (w *writer) writeIndex() (*os.File, error) {
 
 // capacity returns why the run cannot take d, or "".
 func (w *writer) capacity(d *Descriptor) (string, error) {
-	L := w.opts.Limits
+	L := w.lim
 	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
 		return "", nil
 	}

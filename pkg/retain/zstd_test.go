@@ -146,7 +146,7 @@ func forgeTable(csize, dsize uint32) []byte {
 func TestCompressAuto(t *testing.T) {
 	s := testStore(t)
 	L := DefaultLimits()
-	L.Threshold, L.MaxValueSize = 0, 0
+	L.Threshold, L.MaxValueSize = Unlimited, Unlimited
 	text := bytes.Repeat([]byte("a compressible line of text\n"), 1<<17)
 	for _, tc := range []struct {
 		name string
