@@ -49,4 +49,3 @@ func (s *Store) ReadTombstone(run ID) (*Tombstone, bool) {
 
 // RemoveTombstone forgets a tombstone (a new run of that name was written).
 func (s *Store) RemoveTombstone(run ID) { os.Remove(s.tombstonePath(run)) }
-
