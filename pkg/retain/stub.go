@@ -15,8 +15,9 @@ type StubInput struct {
 	Lines  int64
 	SHA256 string
 	Meta   Meta
-	// Head is the value's first min(PreviewBytes, Size) bytes; Tail its last
-	// min(PreviewBytes, Size) bytes.
+	// Head is the value's first min(PreviewBytes+3, Size) bytes (the three
+	// past the budget tell whether a cut would split a UTF-8 sequence);
+	// Tail its last min(PreviewBytes, Size) bytes.
 	Head, Tail   []byte
 	PreviewBytes int64
 	PeekLines    int64
@@ -68,22 +69,23 @@ func RenderStub(in StubInput) string {
 		firstUnshown = int64(bytes.Count(head, nl)) + 1
 	}
 	writeExcerpt(&b, head)
-	if hidden > 0 {
+	if hidden > 0 && in.PreviewBytes > 0 {
 		headLast := int64(bytes.Count(head, nl))
 		if len(head) > 0 && head[len(head)-1] != '\n' {
 			headLast++
 		}
-		totalNL := in.Lines
-		if in.Tail[len(in.Tail)-1] != '\n' {
-			totalNL--
-		}
-		tailStart := totalNL - int64(bytes.Count(tail, nl)) + 1
-		if len(tail) == 0 {
-			tailStart = in.Lines + 1
+		tailStart := in.Lines + 1
+		if len(tail) > 0 {
+			// tail is a suffix of in.Tail: its last byte is the value's.
+			totalNL := in.Lines
+			if tail[len(tail)-1] != '\n' {
+				totalNL--
+			}
+			tailStart = totalNL - int64(bytes.Count(tail, nl)) + 1
 		}
 		fmt.Fprintf(&b, "[… %d lines, %d bytes not shown …]\n", max(0, tailStart-headLast-1), hidden)
 		writeExcerpt(&b, tail)
-	} else {
+	} else if hidden == 0 {
 		firstUnshown = 1
 	}
 	if in.NotRetained == "" {
@@ -91,10 +93,29 @@ func RenderStub(in StubInput) string {
 		if in.PeekLines > 0 {
 			last = min(in.Lines, firstUnshown+in.PeekLines-1)
 		}
-		fmt.Fprintf(&b, "[read more: peek %s --lines %d-%d | --query TEXT]\n", in.ID, firstUnshown, last)
+		b.WriteString("[read more: ")
+		b.WriteString(PeekCommand(in.ID, fmt.Sprintf("--lines %d-%d", firstUnshown, last)))
+		b.WriteString(" | --query TEXT]\n")
 	}
 	return b.String()
 }
+
+// PeekCommand is how a stub names a peek of id with the given selector
+// flags: "peek ID FLAGS", or "peek FLAGS -- ID" for an id that starts with
+// "-" (which would otherwise read as a flag).
+func PeekCommand(id ID, selector string) string {
+	if strings.HasPrefix(string(id), "-") {
+		return "peek " + selector + " -- " + string(id)
+	}
+	return "peek " + string(id) + " " + selector
+}
+
+// fragmentMin is the least excerpt budget that shows part of a line: an
+// excerpt whose budget holds no line boundary shows a piece of the long
+// line it falls in when it has at least this many bytes, and nothing when
+// it has fewer (a few bytes of a line read as a whole line that is not
+// there).
+const fragmentMin = 64
 
 // excerpts picks the head and tail excerpts and the number of bytes between
 // them. Half the budget goes to the head; what the head leaves unused goes
@@ -108,26 +129,34 @@ func excerpts(in StubInput) (head, tail []byte, hidden int64) {
 		return in.Head[:in.Size], nil, 0
 	}
 	head = cutHead(in.Head, int(min(int64(len(in.Head)), p/2)))
-	t := p - int64(len(head))
+	t := min(p-int64(len(head)), int64(len(in.Tail)))
 	tail = cutTail(in.Tail[int64(len(in.Tail))-t:])
 	return head, tail, in.Size - int64(len(head)) - int64(len(tail))
 }
 
 // cutHead returns the head excerpt of at most n bytes of buf: up to its
-// last newline, or, when the first n bytes hold none, up to the last UTF-8
-// boundary (buf's later bytes tell whether a sequence would be split).
+// last newline; when the first n bytes hold none, a piece of the first
+// line up to its last UTF-8 boundary (buf's later bytes tell whether a
+// sequence would be split) if n is at least fragmentMin, else nothing.
 func cutHead(buf []byte, n int) []byte {
 	if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
 		return buf[:i+1]
 	}
+	if n < fragmentMin {
+		return nil
+	}
 	return buf[:runeStartBefore(buf, n)]
 }
 
-// cutTail starts w after its first newline when that leaves something, or
-// else at its first UTF-8 boundary.
+// cutTail starts w after its first newline when that leaves something;
+// otherwise, if w holds at least fragmentMin bytes, at its first UTF-8
+// boundary (a piece of the long last line), else it is empty.
 func cutTail(w []byte) []byte {
 	if i := bytes.IndexByte(w, '\n'); i >= 0 && i < len(w)-1 {
 		return w[i+1:]
+	}
+	if len(w) < fragmentMin {
+		return nil
 	}
 	i := 0
 	for i < len(w) && i < utf8.UTFMax-1 && isCont(w[i]) {

@@ -3,6 +3,7 @@ package retain
 import (
 	"bytes"
 	"flag"
+	"io"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -149,5 +150,69 @@ func checkStub(t *testing.T, stub string, data []byte, preview int64) {
 	}
 	if utf8.Valid(data) && int64(excerpt) > preview+2 {
 		t.Errorf("excerpts hold %d bytes, budget %d", excerpt, preview)
+	}
+}
+
+// TestStubTinyBudgets renders stubs under every small preview budget: none
+// panics, 0 shows the header and read-more line only, no excerpt ends or
+// starts inside a UTF-8 sequence of the value, and an excerpt of a value
+// of short lines shows whole lines or nothing, never a piece of one.
+func TestStubTinyBudgets(t *testing.T) {
+	var seq bytes.Buffer
+	for i := 1; i <= 10000; i++ {
+		fmt.Fprintf(&seq, "%d\n", i)
+	}
+	emoji := bytes.Repeat([]byte("😀 wide\n"), 4000)
+	for _, v := range []struct {
+		name string
+		data []byte
+	}{{"seq", seq.Bytes()}, {"emoji", emoji}} {
+		lines := map[string]bool{}
+		for _, l := range strings.SplitAfter(string(v.data), "\n") {
+			lines[l] = true
+		}
+		for preview := int64(0); preview <= 80; preview++ {
+			s := testStore(t)
+			L := DefaultLimits()
+			L.PreviewBytes = Setting(preview)
+			call := fmt.Sprintf("%s-%d", v.name, preview)
+			var out bytes.Buffer
+			res, err := s.Retain(bytes.NewReader(v.data), &out, RetainOptions{Run: "r", Call: call, Limits: L})
+			if err != nil || !res.Retained {
+				t.Fatalf("%s: %v", call, err)
+			}
+			rows := strings.SplitAfter(res.Stub, "\n")
+			rows = rows[1 : len(rows)-1] // drop the header and the final ""
+			if preview == 0 && len(rows) != 1 {
+				t.Errorf("%s: preview 0 shows %q", call, res.Stub)
+			}
+			for _, row := range rows {
+				if strings.HasPrefix(row, "[") {
+					continue
+				}
+				if strings.Contains(row, `\x`) || !lines[row] {
+					t.Errorf("%s: excerpt line %q is not a whole line of the value:\n%s", call, row, res.Stub)
+				}
+			}
+			st, err := s.Replay(bytes.NewReader(v.data), io.Discard, "r", call, L.StubSettings(PolicyLegacy))
+			if err != nil || st != res.Stub {
+				t.Errorf("%s: replay gives %q, %v; retain gave %q", call, st, err, res.Stub)
+			}
+		}
+	}
+	// A value that starts with a 4-byte character: budgets of 2 and 3 must
+	// not show its first byte as \xf0.
+	long := bytes.Repeat([]byte("😀"), 20000)
+	for preview := int64(1); preview <= 200; preview++ {
+		s := testStore(t)
+		L := DefaultLimits()
+		L.PreviewBytes = preview
+		res, err := s.Retain(bytes.NewReader(long), io.Discard, RetainOptions{Run: "r", Call: "c", Limits: L})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Stub, `\x`) || !utf8.ValidString(res.Stub) {
+			t.Errorf("preview %d invents a fragment of a UTF-8 sequence:\n%s", preview, res.Stub)
+		}
 	}
 }
