@@ -9,9 +9,13 @@ import (
 // interspersed parses flags that follow the positional arguments (the flag
 // library stops at the first one), as in "retval peek c1 --lines 1-40",
 // the form a stub's read-more line suggests, and returns the positional
-// arguments. "--" ends the flags.
+// arguments. "--" ends the flags, wherever it stands: everything after it
+// is positional, so an id that starts with "-" is reachable.
 func interspersed(c *cli.Context) ([]string, error) {
 	rest := c.Args().Slice()
+	if afterTerminator(envOf(c).args, rest) {
+		return rest, nil
+	}
 	var pos []string
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
@@ -53,4 +57,21 @@ func commandFlag(c *cli.Context, name string) cli.Flag {
 		}
 	}
 	return nil
+}
+
+// afterTerminator reports whether the flag library stopped at a "--" just
+// before rest (it consumes the "--" itself): then rest is all positional.
+// A "--" given as a flag's value (--query --) followed by an argument reads
+// the same way; write --query=-- to search for it with flags after it.
+func afterTerminator(raw, rest []string) bool {
+	i := len(raw) - len(rest) - 1
+	if i < 1 {
+		return false
+	}
+	for k, a := range rest {
+		if raw[i+1+k] != a {
+			return false
+		}
+	}
+	return raw[i] == "--"
 }
