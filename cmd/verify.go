@@ -53,7 +53,7 @@ func runVerify(c *cli.Context, e *env) error {
 		return err
 	}
 	store := openStore(r.RunsDir, now)
-	o := retain.VerifyOptions{Run: r.Run, Grace: r.Limits.Effective().Grace}
+	o := retain.VerifyOptions{Run: r.Run, Grace: r.Limits.Grace}
 	if !r.JSON {
 		o.Problem = func(p retain.Problem) {
 			msg := p.Message

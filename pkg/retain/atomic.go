@@ -1,9 +1,33 @@
 package retain
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
+
+	"github.com/retval/retval/internal/fsx"
 )
+
+// openStoreFile opens a file of the store through fsx: never through a
+// symlink, never blocking on a FIFO, only a regular file. A refusal is
+// corrupt, saying what the file is and what to do.
+func openStoreFile(path string, flag int, what string) (*os.File, error) {
+	f, err := fsx.OpenFile(path, flag, fileMode)
+	if fsx.Refused(err) {
+		return nil, refusal(err, what)
+	}
+	return f, err
+}
+
+// refusal turns an fsx refusal into a corrupt error naming the file.
+func refusal(err error, what string) error {
+	var pe *fsx.PathError
+	if errors.As(err, &pe) {
+		return Errorf(CodeCorrupt, "%s %s %v; retval never writes one like that: remove it (run retval verify)", what, pe.Path, pe.Err)
+	}
+	return Errorf(CodeCorrupt, "%s: %v", what, err)
+}
 
 // createTemp makes an O_EXCL temporary file in dir whose name marks it as a
 // writer's (IsTemp), so gc can tell it from committed files.
@@ -57,7 +81,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}

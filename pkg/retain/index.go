@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"syscall"
 
 	"github.com/zeebo/xxh3"
 )
@@ -132,7 +131,7 @@ var errBadIndex = errors.New("line index does not match its value")
 
 // readIndex loads and checks the index of a value described by d.
 func readIndex(path string, d *Descriptor) (*Index, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openStoreFile(path, os.O_RDONLY, "line index")
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/retval/retval/internal/fsx"
+	"golang.org/x/sys/unix"
 )
 
 // The on-disk names of SPEC §1. Every other package asks for paths here.
@@ -126,19 +129,22 @@ func (s *Store) lookupRun(run ID) (string, error) {
 func (s *Store) Touch(run ID) {
 	p := filepath.Join(s.RunDir(run), activityName)
 	now := s.now()
-	if fi, err := os.Lstat(p); err == nil && now.Sub(fi.ModTime()) < activityEvery && fi.ModTime().Before(now.Add(time.Minute)) {
-		return
+	if fi, err := os.Lstat(p); err == nil && (!fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < activityEvery && fi.ModTime().Before(now.Add(time.Minute))) {
+		return // fresh, or not a file retval writes (verify reports it)
 	}
 	s.touchNow(p, now)
 }
 
+// touchNow sets the modification time of the stamp file p, creating it; it
+// never follows a symlink or opens anything but a regular file.
 func (s *Store) touchNow(p string, now time.Time) {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, fileMode)
+	f, err := fsx.OpenFile(p, os.O_WRONLY|os.O_CREATE, fileMode)
 	if err != nil {
 		return
 	}
-	f.Close()
-	os.Chtimes(p, now, now)
+	defer f.Close()
+	tv := unix.NsecToTimeval(now.UnixNano())
+	unix.Futimes(int(f.Fd()), []unix.Timeval{tv, tv})
 }
 
 // missingRun is the error for a run that is not there: collected, when gc

@@ -20,7 +20,12 @@ type RunLock struct {
 }
 
 // Unlock releases the hold.
-func (l *RunLock) Unlock() error { return l.f.Close() }
+func (l *RunLock) Unlock() error {
+	if l.f == nil {
+		return nil // a read-only store: nothing to release
+	}
+	return l.f.Close()
+}
 
 // LockRun takes run's lock shared, for a writer other than retain (the
 // lookup-budget ledger, say). The run must exist.
@@ -37,7 +42,7 @@ func (s *Store) LockRun(run ID) (*RunLock, error) {
 // that is checked and retried.
 func (s *Store) lockRun(run ID, create bool) (*RunLock, error) {
 	if create {
-		if err := os.MkdirAll(s.Dir, dirMode); err != nil {
+		if err := s.makeRunsDir(); err != nil {
 			return nil, err
 		}
 	}
@@ -62,10 +67,24 @@ func (s *Store) lockRun(run ID, create bool) (*RunLock, error) {
 			return nil, err
 		}
 		if created {
+			// The new run's entry must survive a power loss before any
+			// stub names it.
+			if err := syncDir(s.Dir); err != nil {
+				return nil, err
+			}
 			s.RemoveTombstone(run)
 		}
 		lp := filepath.Join(dir, lockName)
-		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, fileMode)
+		f, err := openStoreFile(lp, os.O_RDWR|os.O_CREATE, "run lock")
+		if !create && readOnly(err) {
+			// A reader on a read-only store (a snapshot, a ro mount):
+			// nobody can write or collect there, so a read lock is
+			// enough, and no lock at all where none can be made.
+			f, err = openStoreFile(lp, os.O_RDONLY, "run lock")
+			if errors.Is(err, fs.ErrNotExist) {
+				return &RunLock{Run: run, Dir: dir}, nil
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -83,4 +102,22 @@ func (s *Store) lockRun(run ID, create bool) (*RunLock, error) {
 			return nil, fmt.Errorf("run %q keeps being collected while we write", run)
 		}
 	}
+}
+
+// readOnly reports whether err says the store cannot be written here.
+func readOnly(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+}
+
+// makeRunsDir creates the runs-dir if it is not there, syncing the
+// directory that holds it, so that a power loss cannot take it away with
+// the runs a stub already named.
+func (s *Store) makeRunsDir() error {
+	if fi, err := os.Stat(s.Dir); err == nil && fi.IsDir() {
+		return nil
+	}
+	if err := os.MkdirAll(s.Dir, dirMode); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(filepath.Clean(s.Dir)))
 }

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/zeebo/xxh3"
 )
@@ -90,11 +89,8 @@ func openContent(dir string, d *Descriptor) (*Value, error) {
 		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
 	}
 	p := filepath.Join(dir, ContentName(d.ID, d.Compression))
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openStoreFile(p, os.O_RDONLY, fmt.Sprintf("value %q: content file", d.ID))
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, Errorf(CodeCorrupt, "value %q: %s is a symlink; refusing to follow it", d.ID, p)
-		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, Errorf(CodeCorrupt, "value %q: content file %s is missing (run retval verify)", d.ID, p)
 		}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/retval/retval/internal/flock"
@@ -309,7 +308,7 @@ func treeSize(path string, e *RunEntry) error {
 // lock exclusively without waiting and lets go at once. A run without a
 // lock file has never had a writer and is not busy.
 func (s *Store) RunBusy(run ID) (bool, error) {
-	f, err := os.OpenFile(filepath.Join(s.RunDir(run), lockName), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openStoreFile(filepath.Join(s.RunDir(run), lockName), os.O_RDONLY, "run lock")
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -333,7 +332,7 @@ func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
 		return nil, err
 	}
 	lp := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, fileMode)
+	f, err := openStoreFile(lp, os.O_RDWR|os.O_CREATE, "run lock")
 	if err != nil {
 		return nil, err
 	}

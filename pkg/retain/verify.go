@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
+	"github.com/retval/retval/internal/fsx"
 	"github.com/zeebo/xxh3"
 )
 
@@ -54,6 +53,7 @@ type VerifyOptions struct {
 	Run string
 	// Grace: a file that belongs to no value and was modified more recently
 	// than this may be a write in progress and is not reported as debris.
+	// 0 means the default (DefaultLimits().Grace), Unlimited none.
 	Grace time.Duration
 	// Problem, when set, is called with each problem as it is found.
 	Problem func(Problem)
@@ -66,6 +66,7 @@ type VerifyOptions struct {
 // Each run's lock is held shared while it is checked, so gc leaves it be.
 // An unknown run is ErrNotFound (ErrCollected when gc removed it).
 func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
+	o.Grace = Limits{Grace: o.Grace}.Effective().Grace
 	var runs []ID
 	if o.Run != "" {
 		id, err := Sanitize(o.Run)
@@ -187,12 +188,14 @@ func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
 	bad := func(format string, args ...any) []Problem {
 		return []Problem{{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}}
 	}
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsx.Open(filepath.Join(dir, name))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return []Problem{{File: name, Kind: ProblemMissing, Message: fmt.Sprintf("content file missing: %s has no %s", meta, name)}}
-	case errors.Is(err, syscall.ELOOP):
+	case errors.Is(err, fsx.ErrSymlink):
 		return bad("content file is a symlink")
+	case errors.Is(err, fsx.ErrNotRegular):
+		return bad("content is not a regular file")
 	case err != nil:
 		return bad("cannot open content: %v", err)
 	}

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/retval/retval/internal/flock"
+	"github.com/retval/retval/internal/fsx"
 )
 
 // RetainOptions says where a result goes and under which limits.
@@ -459,17 +459,23 @@ func (w *writer) capacity(d *Descriptor) (string, error) {
 	return "", nil
 }
 
-// readDescriptor reads and parses a descriptor without following symlinks.
+// MaxDescriptorSize bounds a descriptor file: retain never writes a larger
+// one (it bounds the call id and tool name it keeps), and a reader refuses
+// one as corrupt rather than read it whole.
+const MaxDescriptorSize = 1 << 20
+
+// readDescriptor reads and parses a descriptor without following symlinks,
+// blocking on a FIFO, or reading more than MaxDescriptorSize.
 func readDescriptor(path string) (*Descriptor, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openStoreFile(path, os.O_RDONLY, "descriptor")
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, Errorf(CodeCorrupt, "%s is a symlink; refusing to follow it", path)
-		}
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	b, err := fsx.ReadAll(f, path, MaxDescriptorSize)
+	if fsx.Refused(err) {
+		return nil, refusal(err, "descriptor")
+	}
 	if err != nil {
 		return nil, err
 	}
