@@ -2,7 +2,10 @@ package retain
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Compression names how a value's content file is stored.
@@ -19,6 +22,9 @@ const (
 type Descriptor struct {
 	ID           ID          `json:"id"`
 	CallID       string      `json:"call_id"`
+	// CallIDXXH3 is the XXH3-64 (16 hex digits) of a call id longer than
+	// MaxCallIDBytes, of which CallID then keeps the first bytes.
+	CallIDXXH3 string `json:"call_id_xxh3,omitempty"`
 	Run          ID          `json:"run"`
 	Tool         string      `json:"tool,omitempty"`
 	Size         int64       `json:"size"`
@@ -54,4 +60,31 @@ func marshalDescriptor(d *Descriptor) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// The bounds on what a descriptor keeps of a caller's strings, so that
+// every descriptor retain commits stays far below MaxDescriptorSize
+// (JSON escaping makes a byte at most 6).
+const (
+	MaxCallIDBytes = 1024
+	MaxToolBytes   = 256
+)
+
+// setCallID keeps the call id, or, for one longer than MaxCallIDBytes, its
+// first bytes (cut at a UTF-8 boundary) and the XXH3 of the whole, which
+// is what its value id was made from.
+func (d *Descriptor) setCallID(call string) {
+	d.CallID = truncateUTF8(call, MaxCallIDBytes)
+	if len(call) > MaxCallIDBytes {
+		d.CallIDXXH3 = fmt.Sprintf("%016x", xxh3.HashString(call))
+	}
+}
+
+// truncateUTF8 returns at most n bytes of s, not splitting a UTF-8
+// sequence.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:runeStartBefore([]byte(s), n)]
 }

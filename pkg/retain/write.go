@@ -129,6 +129,9 @@ type writer struct {
 	sink   sink     // the temporary content file; nil once committed
 	st     *stats
 	tooBig bool // the value passed max-value-size: no longer written
+	// existed: the call had a descriptor when the retain began, so this
+	// may be the same value again, which no limit refuses (commit decides).
+	existed bool
 }
 
 // dropSink stops and removes the temporary content file.
@@ -179,7 +182,7 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		if w.tooBig {
 			return len(p), nil
 		}
-		if L.MaxValueSize > 0 && consumed > L.MaxValueSize && consumed > L.Threshold {
+		if L.MaxValueSize > 0 && consumed > L.MaxValueSize && consumed > L.Threshold && !w.existed {
 			// Past the limit: keep hashing for the stub, stop storing.
 			w.tooBig = true
 			pl.noIndex.Store(true)
@@ -229,10 +232,11 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		return w.fallbackAfterWrite(nil, in, nil)
 	}
 
-	d := &Descriptor{ID: w.id, CallID: w.opts.Call, Run: w.runID, Tool: w.opts.Meta.Tool,
+	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(w.opts.Meta.Tool, MaxToolBytes),
 		Complete: !w.opts.Meta.Partial, OmittedBytes: w.opts.Meta.OmittedBytes,
 		ExitCode: w.opts.Meta.ExitCode, TimedOut: w.opts.Meta.TimedOut,
 		Compression: w.comp}
+	d.setCallID(w.opts.Call)
 	w.st.descriptor(d)
 	if w.tooBig {
 		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, L.MaxValueSize))
@@ -248,6 +252,9 @@ func (w *writer) open() error {
 		return err
 	}
 	w.dir, w.lock = l.Dir, l.f
+	if _, err := os.Lstat(filepath.Join(w.dir, MetaName(w.id))); err == nil {
+		w.existed = true
+	}
 	tmp, err := createTemp(w.dir, string(w.id)+"-")
 	if err != nil {
 		return err
@@ -353,22 +360,18 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 
 	contentPath := filepath.Join(w.dir, ContentName(w.id, w.comp))
 	metaPath := filepath.Join(w.dir, MetaName(w.id))
+	// The same value again comes before every limit: it is a no-op.
 	if old, err := readDescriptor(metaPath); err == nil {
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
 			return nil, Errorf(CodeConflict, "call %q of run %q is already retained with different bytes (sha256 %s, %d bytes); values are immutable: use a new call id", w.opts.Call, w.runID, old.SHA256, old.Size)
 		}
-		// Identical: a no-op, except that content lost from under its
-		// descriptor is put back.
-		if fi, err := os.Lstat(filepath.Join(w.dir, ContentName(w.id, old.Compression))); err != nil || fi.Size() != old.StoredBytes {
-			if old.Compression == w.comp && os.Rename(w.sink.File().Name(), contentPath) == nil {
-				syncDir(w.dir)
-			}
-		}
-		w.store.touchNow(filepath.Join(w.dir, activityName), w.store.now())
-		// This retain's bytes are the value's, so its head and tail serve.
-		return &Result{Retained: true, Descriptor: old, Stub: w.stub(old, "")}, nil
+		return w.again(old, stored, index, in)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		// A damaged descriptor: the model still gets the output.
+		return w.fallbackAfterWrite(nil, in, err)
+	}
+	if w.lim.MaxValueSize > 0 && d.Size > w.lim.MaxValueSize {
+		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, w.lim.MaxValueSize))
 	}
 
 	if reason, err := w.capacity(d); err != nil {
@@ -405,6 +408,72 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	w.sink.File().Close()
 	w.sink = nil
 	return &Result{Retained: true, Descriptor: d, Stub: w.stub(d, "")}, nil
+}
+
+// again handles a retain of the bytes the call already holds. It is a
+// no-op when the stored value verifies (size and SHA-256, as any read
+// checks); when its content or index was lost or damaged it is restored
+// from this input — which has the same digest — by the same synced
+// renames as a first commit. A stub is printed only for a value that
+// verifies; otherwise the input goes out verbatim. The caller holds the
+// run directory's exclusive flock.
+func (w *writer) again(old *Descriptor, stored int64, index *os.File, in io.Reader) (*Result, error) {
+	var n int64
+	probs := verifyValue(w.dir, w.id, old.Size > IndexMinSize, &n)
+	if len(probs) > 0 {
+		if err := w.restore(old, stored, index, probs); err != nil {
+			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is damaged and could not be restored: %w", w.id, w.runID, err))
+		}
+		if probs := verifyValue(w.dir, w.id, old.Size > IndexMinSize, &n); len(probs) > 0 {
+			return nil, Errorf(CodeCorrupt, "value %q of run %q is still damaged after restoring it: %s (run retval verify)", w.id, w.runID, probs[0].Message)
+		}
+		if d, err := readDescriptor(filepath.Join(w.dir, MetaName(w.id))); err == nil {
+			old = d
+		}
+	}
+	w.store.touchNow(filepath.Join(w.dir, activityName), w.store.now())
+	// This retain's bytes are the value's, so its head and tail serve.
+	return &Result{Retained: true, Descriptor: old, Stub: w.stub(old, "")}, nil
+}
+
+// restore puts this retain's content and index in place of the damaged
+// ones of old. Content stored in another representation than old's gets a
+// descriptor naming the new one (written last, the commit point), then
+// the old file is removed.
+func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []Problem) error {
+	bad := map[string]bool{}
+	for _, p := range probs {
+		bad[p.File] = true
+	}
+	oldContent := ContentName(w.id, old.Compression)
+	if bad[oldContent] || bad[MetaName(w.id)] {
+		if err := os.Rename(w.sink.File().Name(), filepath.Join(w.dir, ContentName(w.id, w.comp))); err != nil {
+			return err
+		}
+		w.sink.File().Close()
+		w.sink = nil
+		if w.comp != old.Compression || stored != old.StoredBytes {
+			d := *old
+			d.Compression, d.StoredBytes = w.comp, stored
+			body, err := marshalDescriptor(&d)
+			if err != nil {
+				return err
+			}
+			if err := WriteFileAtomic(filepath.Join(w.dir, MetaName(w.id)), body, fileMode); err != nil {
+				return err
+			}
+			if w.comp != old.Compression {
+				os.Remove(filepath.Join(w.dir, oldContent))
+			}
+		}
+	}
+	lines := filepath.Join(w.dir, LinesName(w.id))
+	if _, err := os.Lstat(lines); index != nil && (bad[LinesName(w.id)] || err != nil) {
+		if err := os.Rename(index.Name(), lines); err != nil {
+			return err
+		}
+	}
+	return syncDir(w.dir)
 }
 
 func (w *writer) writeIndex() (*os.File, error) {
