@@ -20,11 +20,11 @@ const (
 // last: its presence (with a matching content file) is what makes a value
 // exist. Unknown fields are ignored on read.
 type Descriptor struct {
-	ID           ID          `json:"id"`
-	CallID       string      `json:"call_id"`
+	ID     ID     `json:"id"`
+	CallID string `json:"call_id"`
 	// CallIDXXH3 is the XXH3-64 (16 hex digits) of a call id longer than
 	// MaxCallIDBytes, of which CallID then keeps the first bytes.
-	CallIDXXH3 string `json:"call_id_xxh3,omitempty"`
+	CallIDXXH3   string      `json:"call_id_xxh3,omitempty"`
 	Run          ID          `json:"run"`
 	Tool         string      `json:"tool,omitempty"`
 	Size         int64       `json:"size"`

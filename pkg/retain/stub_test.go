@@ -3,8 +3,8 @@ package retain
 import (
 	"bytes"
 	"flag"
-	"io"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
