@@ -12,21 +12,32 @@ import (
 // DefaultPageSize is the catalogue's page size when none is given.
 const DefaultPageSize = 20
 
+// testHookValuesListed, when set, runs after Values has listed the run
+// directory and before it reads the descriptors.
+var testHookValuesListed func()
+
 // Values returns the descriptors of run's committed values, oldest first
 // (by creation time, then id). A descriptor whose content file is missing
 // or of the wrong size is not a value and is left out (verify reports it).
+// It holds the run's lock shared while it reads, so gc cannot collect the
+// run half-way through: the answer is the whole run or ErrCollected.
 func (s *Store) Values(run string) ([]Descriptor, error) {
 	rid, err := Sanitize(run)
 	if err != nil {
 		return nil, Errorf(CodeUsage, "run id: %v", err)
 	}
-	dir, err := s.lookupRun(rid)
+	l, err := s.lockRun(rid, false)
 	if err != nil {
 		return nil, err
 	}
+	defer l.Unlock()
+	dir := l.Dir
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
+	}
+	if testHookValuesListed != nil {
+		testHookValuesListed()
 	}
 	var out []Descriptor
 	for _, e := range ents {
