@@ -44,10 +44,25 @@ func runReplay(c *cli.Context, e *env) error {
 	if call == "" {
 		return usageErr("no call id given: use --call C")
 	}
-	stub, err := retain.Open(r.RunsDir).Replay(in, e.stdout, run, call, r.Limits.StubSettings(r.Policy))
+	// With --json, the object retain --json printed: the descriptor with
+	// "retained" and "stub", or {"retained":false,"stub":INPUT}.
+	out := e.stdout
+	var jw *verbatimJSON
+	if r.JSON {
+		jw = &verbatimJSON{w: e.stdout}
+		out = jw
+	}
+	res, err := retain.Open(r.RunsDir).ReplayResult(in, out, run, call, r.Limits.StubSettings(r.Policy))
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(e.stdout, stub)
+	switch {
+	case !r.JSON:
+		_, err = io.WriteString(e.stdout, res.Stub)
+	case res.Verbatim:
+		err = jw.finish(nil)
+	default:
+		err = writeJSON(e.stdout, retainJSON{Descriptor: res.Descriptor, Retained: true, Stub: res.Stub})
+	}
 	return err
 }

@@ -44,10 +44,22 @@ func (v *Value) Stub(st StubSettings) (string, error) {
 // to the store, and it never holds more than a chunk of in in memory: the
 // input is compared with the stored bytes as it streams.
 func (s *Store) Replay(in io.Reader, out io.Writer, run, call string, st StubSettings) (string, error) {
+	r, err := s.ReplayResult(in, out, run, call, st)
+	if err != nil {
+		return "", err
+	}
+	return r.Stub, nil
+}
+
+// ReplayResult is Replay with what retain's Result said: Retained, the
+// Descriptor and the Stub when the input is the stored value, Verbatim
+// when the input went to out unchanged.
+func (s *Store) ReplayResult(in io.Reader, out io.Writer, run, call string, st StubSettings) (*Result, error) {
+	verbatim := &Result{Verbatim: true}
 	v, err := s.openValue(run, call, false)
 	if err != nil {
 		_, cerr := io.Copy(out, in)
-		return "", cerr
+		return verbatim, cerr
 	}
 	defer v.Close()
 	buf := make([]byte, chunkSize)
@@ -68,13 +80,13 @@ func (s *Store) Replay(in io.Reader, out io.Writer, run, call string, st StubSet
 				// Not this value: print what was read (the earlier part,
 				// equal to the value, is read back from it), then the rest.
 				if _, err := io.Copy(out, io.NewSectionReader(v, 0, off)); err != nil {
-					return "", err
+					return nil, err
 				}
 				if _, err := out.Write(buf[:n]); err != nil {
-					return "", err
+					return nil, err
 				}
 				_, err := io.Copy(out, in)
-				return "", err
+				return verbatim, err
 			}
 			off += int64(n)
 		}
@@ -82,12 +94,17 @@ func (s *Store) Replay(in io.Reader, out io.Writer, run, call string, st StubSet
 			break
 		}
 		if rerr != nil {
-			return "", rerr
+			return nil, rerr
 		}
 	}
 	if off != v.Desc.Size {
 		_, err := io.Copy(out, io.NewSectionReader(v, 0, off))
-		return "", err
+		return verbatim, err
 	}
-	return v.Stub(st)
+	stub, err := v.Stub(st)
+	if err != nil {
+		return nil, err
+	}
+	d := v.Desc
+	return &Result{Retained: true, Descriptor: &d, Stub: stub}, nil
 }
