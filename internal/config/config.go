@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/pkg/retain"
 	"go.yaml.in/yaml/v3"
 )
@@ -101,13 +102,17 @@ type Value struct {
 // File holds the settings of a config file, by key, as text.
 type File map[string]string
 
+// MaxFileSize bounds a config file: it holds a few dozen settings.
+const MaxFileSize = 1 << 20
+
 // LoadFile reads a TOML or YAML config file (chosen by extension; other
 // names are tried as TOML, then YAML). Unknown keys are errors: a typo in a
-// config file should not silently leave a limit at its default.
+// config file should not silently leave a limit at its default. The file
+// may be a symlink, but must be a regular file of at most MaxFileSize.
 func LoadFile(path string) (File, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsx.ReadUserFile(path, MaxFileSize)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("config: %v", err)
 	}
 	raw := map[string]any{}
 	ext := strings.ToLower(filepath.Ext(path))

@@ -22,7 +22,7 @@ var ErrNotRegular = errors.New("is not a regular file")
 
 // ErrTooLarge is the error for a file read whole that is larger than its
 // bound.
-var ErrTooLarge = errors.New("is larger than retval ever writes it")
+var ErrTooLarge = errors.New("is too large")
 
 // PathError is a refusal of one path, carrying one of the errors above.
 type PathError struct {
@@ -91,4 +91,24 @@ func ReadAll(r io.Reader, name string, max int64) ([]byte, error) {
 		return nil, &PathError{Path: name, Err: fmt.Errorf("%w (over %d bytes)", ErrTooLarge, max)}
 	}
 	return b, nil
+}
+
+// ReadUserFile reads a file the user named (a config file, say), which
+// may be a symlink — dotfile managers link them — but must be a regular
+// file of at most max bytes: a FIFO, a device such as /dev/zero or a huge
+// file is refused without blocking or reading it whole.
+func ReadUserFile(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &PathError{Path: path, Err: ErrNotRegular}
+	}
+	return ReadAll(f, path, max)
 }
