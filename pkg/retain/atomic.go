@@ -80,7 +80,15 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return syncDir(dir)
 }
 
+// testHookSyncDir, when set, sees every directory syncDir syncs.
+var testHookSyncDir func(dir string)
+
+// syncDir fsyncs a directory, making the entries created or renamed in it
+// durable (restic's fsyncDir).
 func syncDir(dir string) error {
+	if testHookSyncDir != nil {
+		testHookSyncDir(dir)
+	}
 	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return err

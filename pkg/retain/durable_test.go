@@ -1,0 +1,48 @@
+package retain
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestNewRunIsDurable checks the fsync order of a retain into a new run
+// in a new runs-dir: the runs-dir's parent after the runs-dir is made, the
+// runs-dir after the run directory is made, and the run directory after
+// the descriptor is renamed in — all before the stub is returned. A power
+// loss after the stub was printed then cannot take the run away.
+func TestNewRunIsDurable(t *testing.T) {
+	parent := t.TempDir()
+	s := Open(filepath.Join(parent, "runs"))
+	var synced []string
+	testHookSyncDir = func(dir string) { synced = append(synced, filepath.Clean(dir)) }
+	defer func() { testHookSyncDir = nil }()
+	L := DefaultLimits()
+	L.Threshold = Unlimited
+	res, err := s.Retain(bytes.NewReader([]byte(strings.Repeat("x\n", 10))), io.Discard, RetainOptions{Run: "r", Call: "c", Limits: L})
+	if err != nil || !res.Retained {
+		t.Fatal(res, err)
+	}
+	want := []string{parent, s.Dir, s.RunDir("r")}
+	at := 0
+	for _, d := range synced {
+		if at < len(want) && d == want[at] {
+			at++
+		}
+	}
+	if at != len(want) {
+		t.Errorf("synced %q; want %q in that order", synced, want)
+	}
+	// A second value in the same run creates no directory: only the run
+	// directory is synced.
+	synced = nil
+	if _, err := s.Retain(bytes.NewReader([]byte("y\n")), io.Discard, RetainOptions{Run: "r", Call: "d", Limits: L}); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(synced, parent) || slices.Contains(synced, s.Dir) || !slices.Contains(synced, s.RunDir("r")) {
+		t.Errorf("second retain synced %q", synced)
+	}
+}
