@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -195,6 +194,7 @@ func TestCrashGC(t *testing.T) {
 	fx.checkAfterGC(t, cal)
 	os.RemoveAll(cal)
 
+	kill := newKiller(r, took)
 	var killed, finished, partial, collectedAtKill, trashLeft, tombWhole int
 	for i := range iters {
 		runs := filepath.Join(base, fmt.Sprintf("runs%d", i))
@@ -205,12 +205,12 @@ func TestCrashGC(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Anywhere from start-up to a little past the usual end.
-		time.Sleep(time.Duration(r.Int64N(int64(took) * 13 / 10)))
-		cmd.Process.Signal(syscall.SIGKILL)
-		if cmd.Wait() == nil {
+		if kill.kill(cmd) {
+			killed++
+		} else if cmd.ProcessState.ExitCode() == 0 {
 			finished++
 		} else {
-			killed++
+			t.Fatalf("gc exited %d before its kill: %s", cmd.ProcessState.ExitCode(), cmd.Stdout)
 		}
 		st := fx.checkAfterGC(t, runs)
 		if st.collected > 0 && st.collected < gcOldRuns {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -34,6 +33,7 @@ func TestCrashResolveStep(t *testing.T) {
 		mustRun(t, 0, "resolve", "--runs-dir", runs, "--run", "r", "v", "--lines", "1-1")
 		took = max(took, time.Since(t0))
 	}
+	kill := newKiller(r, took)
 	var killed, answered, refused int
 	for s := range steps {
 		step := fmt.Sprintf("s%d", s)
@@ -45,10 +45,10 @@ func TestCrashResolveStep(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(time.Duration(r.Int64N(int64(took) * 3 / 2)))
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
+			wasKilled := kill.kill(cmd)
 			switch code := cmd.ProcessState.ExitCode(); {
+			case wasKilled:
+				killed++
 			case code == 0:
 				if out.String() != "a line to look up\n" {
 					t.Fatalf("answer %q", out.String())
@@ -56,8 +56,6 @@ func TestCrashResolveStep(t *testing.T) {
 				ok++
 			case code == 5:
 				refused++
-			case code == -1:
-				killed++
 			default:
 				t.Fatalf("resolve --step exited %d", code)
 			}

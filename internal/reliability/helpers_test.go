@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -129,4 +130,54 @@ func seeded(t testing.TB) *rand.Rand {
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// killer chooses when a crash test SIGKILLs the process it started: at a
+// random point below a bound, first a little past how long an
+// uninterrupted run took. A process that finished before its kill point
+// halves the bound, down to a kill right after the start, and a kill that
+// landed lets it grow back: a calibration slowed by a loaded machine, or a
+// machine that got faster, still gets its kills. Which stage each kill
+// hits is left to chance; that a test kills at all is not.
+type killer struct {
+	r          *rand.Rand
+	max, bound time.Duration
+}
+
+func newKiller(r *rand.Rand, took time.Duration) *killer {
+	return &killer{r: r, max: took * 13 / 10, bound: took * 13 / 10}
+}
+
+// next is the next kill point.
+func (k *killer) next() time.Duration {
+	if k.bound <= 0 {
+		return 0
+	}
+	return time.Duration(k.r.Int64N(int64(k.bound) + 1))
+}
+
+// landed reports how the last kill went: killed, or finished first.
+func (k *killer) landed(killed bool) {
+	if killed {
+		k.bound = min(k.max, k.bound*5/4+time.Millisecond)
+	} else {
+		k.bound /= 2
+		if k.bound < 100*time.Microsecond {
+			k.bound = 0
+		}
+	}
+}
+
+// kill sends SIGKILL to cmd after the next kill point (at once for a
+// point of 0), waits for it and reports whether the kill ended it.
+func (k *killer) kill(cmd *exec.Cmd) (killed bool) {
+	if d := k.next(); d > 0 {
+		time.Sleep(d)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	k.landed(killed)
+	return killed
 }
