@@ -24,7 +24,7 @@ func openStoreFile(path string, flag int, what string) (*os.File, error) {
 func refusal(err error, what string) error {
 	var pe *fsx.PathError
 	if errors.As(err, &pe) {
-		return Errorf(CodeCorrupt, "%s %s %v; retval never writes one like that: remove it (run retval verify)", what, pe.Path, pe.Err)
+		return Errorf(CodeCorrupt, "%s %s %v; run retval verify", what, pe.Path, pe.Err)
 	}
 	return Errorf(CodeCorrupt, "%s: %v", what, err)
 }
