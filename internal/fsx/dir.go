@@ -115,15 +115,18 @@ func (d *Dir) MkdirOpen(name string, perm fs.FileMode) (*Dir, error) {
 // Sync flushes the directory itself to stable storage: the entries that
 // were created, renamed or removed in it.
 func (d *Dir) Sync() error {
-	if err := syncHook(d); err != nil {
+	if TestHookSync != nil {
+		TestHookSync(d.path)
+	}
+	if err := unix.Fsync(d.fd); err != nil {
 		return &fs.PathError{Op: "sync", Path: d.path, Err: err}
 	}
 	return nil
 }
 
-// syncHook is fsync(2) of the directory; tests replace it to see which
-// directories were synced.
-var syncHook = func(d *Dir) error { return unix.Fsync(d.fd) }
+// TestHookSync, when set, sees the path of every directory Sync syncs: a
+// test's way to check that what must be durable is synced.
+var TestHookSync func(dir string)
 
 // Rename moves the entry old of d to the entry new of dir to (replacing a
 // file there, as rename(2) does), then syncs both directories, so that

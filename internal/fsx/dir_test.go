@@ -138,12 +138,8 @@ func TestRootSymlinkFollowed(t *testing.T) {
 // recordSyncs replaces fsync of directories with a recorder of their paths.
 func recordSyncs(t *testing.T) *[]string {
 	var synced []string
-	old := syncHook
-	syncHook = func(d *Dir) error {
-		synced = append(synced, d.Path())
-		return old(d)
-	}
-	t.Cleanup(func() { syncHook = old })
+	TestHookSync = func(dir string) { synced = append(synced, dir) }
+	t.Cleanup(func() { TestHookSync = nil })
 	return &synced
 }
 
