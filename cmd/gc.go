@@ -34,6 +34,13 @@ lookups fail with "collected" (exit 3) instead of "unknown_reference";
 tombstones are dropped 30 days after the collection. Two gc processes never
 work on one runs-dir: the second exits 1 at once.
 
+Nothing outside the runs-dir is ever touched: no symlink under it is
+followed, and a link found in a run or in the trash is removed as itself. A
+symlink in place of .retval or .retval/gc.lock stops gc (exit 1); one in
+place of .retval/trash or .retval/tombstones is reported as a failure (exit
+1) while gc collects what it safely can. A runs-dir that does not exist yet
+is an empty store: "nothing to collect", exit 0.
+
 Prints a one-line summary (and the runs it skipped); --verbose lists every
 action, --dry-run lists the plan and changes nothing. A progress bar is
 drawn on stderr when it is a terminal.
@@ -44,8 +51,9 @@ Example:
    retval gc --runs-dir /var/lib/agent/runs --max-age 14d --max-bytes 20GiB --dry-run
    # crontab: 17 3 * * * retval gc --runs-dir /var/lib/agent/runs --max-age 14d
 
-Exit status: 0 done (skipped busy runs included), 1 another gc is running or
-an action failed, 2 usage.`,
+Exit status: 0 done (skipped busy runs included, and no runs-dir yet), 1
+another gc is running, an action failed or gc refused part of the store, 2
+usage.`,
 		Flags: append(globalFlags("grace", "max-age", "max-bytes", "keep-runs"),
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan, change nothing"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every action, not only the summary"},
@@ -77,18 +85,26 @@ func runGC(c *cli.Context, e *env) error {
 	if c.NArg() > 0 {
 		return usageErr("gc takes no arguments, got %q", c.Args().First())
 	}
-	o := gc.Options{Grace: r.Limits.Effective().Grace, DryRun: c.Bool("dry-run"), KeepRuns: int(r.KeepRuns),
+	// Settings hold SPEC's reading (0: no limit); gc.Options hold Go's
+	// (0: the default). Grace arrives as retain.Limits already mapped.
+	o := gc.Options{Grace: r.Limits.Grace, DryRun: c.Bool("dry-run"), KeepRuns: int(r.KeepRuns),
 		MaxAge: r.MaxAge, MaxBytes: r.MaxBytes}
+	if o.MaxAge == 0 {
+		o.MaxAge = gc.Unlimited
+	}
 	if o.Now, err = clock(); err != nil {
 		return err
 	}
 	store := openStore(r.RunsDir, o.Now)
-	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		bar := newProgress(f)
+	var bar *progress
+	if isTerminal(e.stderr) {
+		bar = newProgress(e.stderr)
 		o.Progress = bar.update
-		defer bar.finish()
 	}
 	rep, err := gc.Collect(store, o)
+	// The bar's line is cleared before anything else is printed: on a
+	// terminal stdout and stderr share the screen.
+	bar.finish()
 	if rep == nil {
 		return err
 	}
@@ -98,15 +114,26 @@ func runGC(c *cli.Context, e *env) error {
 		}
 		return err
 	}
-	if werr := printGC(e.stdout, rep, o.DryRun || c.Bool("verbose")); werr != nil {
+	if werr := printGC(e.stdout, rep, o.DryRun || c.Bool("verbose"), r.RunsDir); werr != nil {
 		return werr
 	}
 	return err
 }
 
+// isTerminal reports whether w is a terminal, where gc draws its progress
+// bar. Tests replace it to draw into a buffer.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 // printGC writes the human report: every action when all is set, then the
 // skipped runs and failures, then one summary line.
-func printGC(w io.Writer, rep *gc.Report, all bool) error {
+func printGC(w io.Writer, rep *gc.Report, all bool, runsDir string) error {
+	if rep.NoRunsDir {
+		_, err := fmt.Fprintf(w, "nothing to collect: no runs-dir %s yet\n", runsDir)
+		return err
+	}
 	var b strings.Builder
 	verb := func(did, would string) string {
 		if rep.DryRun {
@@ -190,13 +217,13 @@ func size(n int64) string {
 // net/http and crypto/tls into every retval process, and start-up is paid
 // on every call a harness makes.)
 type progress struct {
-	f     *os.File
+	f     io.Writer
 	phase string
 	last  time.Time
 	drawn bool
 }
 
-func newProgress(f *os.File) *progress { return &progress{f: f} }
+func newProgress(w io.Writer) *progress { return &progress{f: w} }
 
 func (p *progress) update(phase string, done, total int) {
 	now := time.Now()
@@ -217,8 +244,9 @@ func (p *progress) update(phase string, done, total int) {
 	p.drawn = true
 }
 
+// finish clears the bar's line, if one was drawn (p may be nil: no bar).
 func (p *progress) finish() {
-	if p.drawn {
+	if p != nil && p.drawn {
 		fmt.Fprint(p.f, "\r\033[K")
 		p.drawn = false
 	}

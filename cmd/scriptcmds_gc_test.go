@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bufio"
-	"github.com/retval/retval/internal/testenv"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,7 +11,9 @@ import (
 	"time"
 
 	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/internal/testenv"
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -68,6 +69,14 @@ func init() {
 		c.Process.Kill()
 		c.Wait()
 	}
+	// mkfifo PATH: make a named pipe, which a store must never open in a
+	// way that blocks.
+	scriptCmds["mkfifo"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: mkfifo PATH")
+		}
+		ts.Check(unix.Mkfifo(ts.MkAbs(args[0]), 0o600))
+	}
 	// sub FILE OLD NEW: replace every OLD in FILE with NEW (literal text).
 	scriptCmds["sub"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {
@@ -106,8 +115,10 @@ func touchOld(ts *testscript.TestScript, neg bool, args []string) {
 		return err
 	}))
 	// Children first: changing a file's time does not change its
-	// directory's, but be explicit about the order anyway.
+	// directory's, but be explicit about the order anyway. A symlink's own
+	// time is set, never its target's (gc judges a link by its own).
+	ut := []unix.Timespec{unix.NsecToTimespec(t.UnixNano()), unix.NsecToTimespec(t.UnixNano())}
 	for i := len(paths) - 1; i >= 0; i-- {
-		ts.Check(os.Chtimes(paths[i], t, t))
+		ts.Check(unix.UtimesNanoAt(unix.AT_FDCWD, paths[i], ut, unix.AT_SYMLINK_NOFOLLOW))
 	}
 }

@@ -12,23 +12,21 @@
 // a `collected` error. Debris is removed only under the run's exclusive
 // lock (which proves its writer is gone) and only once older than the
 // grace period. Two gc processes never work on one runs-dir at once.
+//
+// Nothing outside the runs-dir is ever touched: every directory under it
+// (the runs-dir's own .retval, its trash and tombstones, run directories
+// and the directories in them) is opened relative to its parent's
+// descriptor without following a symlink, a symlink found anywhere is
+// removed as itself and never followed, and one in place of .retval,
+// .retval/trash or .retval/tombstones is refused and reported.
 package gc
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -41,14 +39,14 @@ const (
 	DefaultTombstoneTTL = 30 * 24 * time.Hour
 )
 
+// Unlimited, in a field of Options, is SPEC's 0: for MaxAge no age rule,
+// for Grace no grace period, for TombstoneTTL tombstones that never
+// expire, for MaxBytes and KeepRuns no cap. Any negative value means the
+// same. (A field left 0 takes its default.)
+const Unlimited = retain.Unlimited
+
 // CodeBusy is the error code when another gc holds the runs-dir's lock.
 const CodeBusy retain.Code = "busy"
-
-// gc's own names under the runs-dir's .retval directory.
-const (
-	lockName  = "gc.lock"
-	trashName = "trash"
-)
 
 // The rules that select a run for removal.
 const (
@@ -65,18 +63,27 @@ const (
 	SkipActive  = "active"  // last activity within the grace period
 	SkipChanged = "changed" // the run changed between plan and execution
 	SkipGone    = "gone"    // the run disappeared between plan and execution
-	SkipRefused = "refused" // not ours to touch: another user's directory, or not a plain directory
+	SkipRefused = "refused" // not ours to touch: another user's directory, not a plain directory, or no safe trash or tombstones
 )
 
-// Options is a gc policy. The zero value collects nothing by age, size or
-// count and removes debris older than zero: set the fields (Defaults gives
-// SPEC's defaults).
+// Options is a gc policy. The zero value is SPEC's: runs idle longer than
+// 30 days go, nothing active within the last hour is touched, no size or
+// count cap, tombstones kept 30 days. Unlimited turns a rule off.
 type Options struct {
-	MaxAge   time.Duration // remove runs idle longer than this; 0 = no age rule
-	MaxBytes int64         // then remove oldest runs until the store is within this; 0 = no cap
-	KeepRuns int           // and until at most this many runs remain; 0 = no cap
-	Grace    time.Duration // never touch what was active this recently
-	// TombstoneTTL: tombstones older than this are removed (0 = DefaultTombstoneTTL).
+	// MaxAge: remove runs idle longer than this (0: DefaultMaxAge;
+	// Unlimited: no age rule).
+	MaxAge time.Duration
+	// MaxBytes: then remove the oldest runs until the store is within this
+	// (0 or Unlimited: no cap).
+	MaxBytes int64
+	// KeepRuns: and until at most this many runs remain (0 or Unlimited:
+	// no cap).
+	KeepRuns int
+	// Grace: never touch what was active this recently (0: DefaultGrace;
+	// Unlimited: no grace period).
+	Grace time.Duration
+	// TombstoneTTL: tombstones older than this are removed (0:
+	// DefaultTombstoneTTL; Unlimited: kept for ever).
 	TombstoneTTL time.Duration
 	DryRun       bool
 	// Now is the clock (nil = time.Now).
@@ -88,8 +95,30 @@ type Options struct {
 	Workers int
 }
 
-// Defaults returns SPEC's policy: max-age 30d, grace 1h, no caps.
+// Defaults returns SPEC's policy: max-age 30d, grace 1h, no caps. It is
+// the zero Options with the defaults written out.
 func Defaults() Options { return Options{MaxAge: DefaultMaxAge, Grace: DefaultGrace} }
+
+// pick is a field's effective value: its default for 0, 0 (none) for any
+// negative value.
+func pick(v, def time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// maxAge is the age rule's bound, 0 for none.
+func (o *Options) maxAge() time.Duration { return pick(o.MaxAge, DefaultMaxAge) }
+
+// grace is the grace period, 0 for none.
+func (o *Options) grace() time.Duration { return pick(o.Grace, DefaultGrace) }
+
+// tombstoneTTL is how long tombstones are kept, 0 for ever.
+func (o *Options) tombstoneTTL() time.Duration { return pick(o.TombstoneTTL, DefaultTombstoneTTL) }
 
 func (o *Options) now() time.Time {
 	if o.Now != nil {
@@ -143,12 +172,16 @@ type Debris struct {
 	// does not name).
 	value      retain.ID
 	descAbsent bool
+	// tombstone is the name of an entry of the tombstone directory (Run
+	// is then empty).
+	tombstone string
 }
 
 // Trash is what an interrupted gc left in .retval/trash.
 type Trash struct {
 	Path  string `json:"path"` // relative to the runs-dir
 	Bytes int64  `json:"bytes"`
+	name  string // in the trash
 }
 
 // Expired is a tombstone old enough to be dropped.
@@ -157,7 +190,8 @@ type Expired struct {
 	Collected time.Time `json:"collected"`
 }
 
-// Failure is an action that could not be done.
+// Failure is an action that could not be done, or a part of the store gc
+// refused to work in.
 type Failure struct {
 	Run   retain.ID `json:"run,omitempty"`
 	Path  string    `json:"path,omitempty"`
@@ -174,6 +208,10 @@ type Plan struct {
 	Remove     []Removal
 	Debris     []Debris
 	Skip       []Skip
+	// Refused are the parts of the runs-dir's own .retval that gc will not
+	// work in (a symlink in place of trash or tombstones): the real run
+	// and the dry run report them as failures, and gc exits 1.
+	Refused []Failure
 }
 
 // Report is what gc did (or, for a dry run, would do).
@@ -191,12 +229,23 @@ type Report struct {
 	BytesFreed int64     `json:"bytes_freed"`
 	RunsKept   int       `json:"runs_kept"`
 	BytesKept  int64     `json:"bytes_kept"`
+	// NoRunsDir: the runs-dir does not exist yet (nothing was ever
+	// retained there), so there was nothing to collect.
+	NoRunsDir bool `json:"no_runs_dir,omitempty"`
 }
 
 // Collect locks the runs-dir against other gcs, plans, and executes the
 // plan (unless o.DryRun). The report is returned even with an error, which
-// says what could not be done.
+// says what could not be done. A runs-dir that does not exist yet is an
+// empty store: an empty report, no error, and nothing is created.
 func Collect(s *retain.Store, o Options) (*Report, error) {
+	if missing, err := storeMissing(s); err != nil {
+		return nil, err
+	} else if missing {
+		r := (&Plan{Now: o.now()}).Report()
+		r.DryRun, r.NoRunsDir = o.DryRun, true
+		return r, nil
+	}
 	l, err := LockStore(s, !o.DryRun)
 	if err != nil {
 		return nil, err
@@ -207,270 +256,28 @@ func Collect(s *retain.Store, o Options) (*Report, error) {
 		return nil, err
 	}
 	if o.DryRun {
-		return p.Report(), nil
+		r := p.Report()
+		return r, r.err(len(r.Failed))
 	}
 	return Execute(s, p, o)
 }
 
-// StoreLock is gc's hold on a runs-dir.
-type StoreLock struct{ f *os.File }
-
-// Unlock lets the next gc in.
-func (l *StoreLock) Unlock() {
-	if l != nil && l.f != nil {
-		l.f.Close()
+// err is the error of a report with failures, nil without.
+func (r *Report) err(total int) error {
+	if len(r.Failed) == 0 {
+		return nil
 	}
-}
-
-// LockStore takes the runs-dir's gc lock (.retval/gc.lock) exclusively
-// without waiting; another gc holding it is a CodeBusy error. With create
-// unset nothing is created: a store where no gc ever ran is not locked
-// (that is how a dry run changes nothing).
-func LockStore(s *retain.Store, create bool) (*StoreLock, error) {
-	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
-		return nil, retain.Errorf(retain.CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.Dir)
+	if len(r.Failed) == 1 {
+		return retain.Errorf(retain.CodeIO, "%s", r.Failed[0].Error)
 	}
-	dir := filepath.Join(s.Dir, retain.StoreDir)
-	flags := os.O_RDONLY
-	if create {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		flags = os.O_RDWR | os.O_CREATE
-	}
-	f, err := os.OpenFile(filepath.Join(dir, lockName), flags|syscall.O_NOFOLLOW, 0o600)
-	if !create && errors.Is(err, fs.ErrNotExist) {
-		return &StoreLock{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := flock.TryExclusive(f); err != nil {
-		f.Close()
-		if errors.Is(err, flock.ErrBusy) {
-			return nil, retain.Errorf(CodeBusy, "another gc is running on %s; try again when it is done", s.Dir)
-		}
-		return nil, err
-	}
-	return &StoreLock{f: f}, nil
-}
-
-// MakePlan scans the store and decides what to remove. It changes nothing
-// (it tries run locks, without waiting, to see which runs are busy).
-func MakePlan(s *retain.Store, o Options) (*Plan, error) {
-	now := o.now()
-	ids, err := s.RunIDs()
-	if err != nil {
-		return nil, err
-	}
-	infos, refused, err := scanAll(s, ids, &o)
-	if err != nil {
-		return nil, err
-	}
-	p := &Plan{Now: now, Runs: len(infos), Skip: refused}
-	for _, ri := range infos {
-		p.Bytes += ri.Bytes
-	}
-	if err := p.planStoreDir(s, &o); err != nil {
-		return nil, err
-	}
-
-	busy := map[retain.ID]bool{}
-	isBusy := func(ri *retain.RunInfo) bool {
-		b, ok := busy[ri.Run]
-		if !ok {
-			// A lock we cannot even try counts as busy: never guess.
-			var err error
-			b, err = s.RunBusy(ri.Run)
-			b = b || err != nil
-			busy[ri.Run] = b
-		}
-		return b
-	}
-	// Debris per run, by age alone; busy runs keep theirs for now.
-	debris := map[retain.ID][]Debris{}
-	for _, ri := range infos {
-		descs := map[retain.ID]bool{}
-		for _, e := range ri.Entries {
-			if e.Kind == retain.KindValue {
-				descs[e.Value] = true
-			}
-		}
-		for _, e := range ri.Entries {
-			if e.Kind.Debris() && now.Sub(e.ModTime) >= o.Grace {
-				debris[ri.Run] = append(debris[ri.Run], Debris{Run: ri.Run, Path: filepath.Join(filepath.Base(ri.Dir), e.Name),
-					Kind: e.Kind.String(), Bytes: e.Bytes, modTime: e.ModTime, value: e.Value, descAbsent: e.Value != "" && !descs[e.Value]})
-			}
-		}
-	}
-
-	// Oldest first: the order of the size and count rules.
-	order := slices.Clone(infos)
-	slices.SortStableFunc(order, func(a, b *retain.RunInfo) int {
-		if c := a.LastActivity.Compare(b.LastActivity); c != 0 {
-			return c
-		}
-		return strings.Compare(string(a.Run), string(b.Run))
-	})
-	removed := map[retain.ID]bool{}
-	remove := func(ri *retain.RunInfo, rule string) bool {
-		if idle := now.Sub(ri.LastActivity); idle < o.Grace {
-			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: rule, Reason: SkipActive,
-				Message: fmt.Sprintf("last active %s ago, within the grace period (%s)", Age(idle), Age(o.Grace))})
-			return false
-		}
-		if isBusy(ri) {
-			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: rule, Reason: SkipBusy, Message: "a writer holds its lock"})
-			return false
-		}
-		p.Remove = append(p.Remove, Removal{Run: ri.Run, Rule: rule, Values: ri.Values, Bytes: ri.Bytes, LastActivity: ri.LastActivity, info: ri})
-		removed[ri.Run] = true
-		return true
-	}
-	if o.MaxAge > 0 {
-		for _, ri := range order {
-			if now.Sub(ri.LastActivity) > o.MaxAge {
-				remove(ri, RuleMaxAge)
-			}
-		}
-	}
-	if o.MaxBytes > 0 || o.KeepRuns > 0 {
-		var total int64
-		count := 0
-		for _, ri := range order {
-			if removed[ri.Run] {
-				continue
-			}
-			count++
-			total += ri.Bytes
-			if len(debris[ri.Run]) > 0 && !isBusy(ri) {
-				for _, d := range debris[ri.Run] {
-					total -= d.Bytes
-				}
-			}
-		}
-		for _, ri := range order {
-			var rule string
-			switch {
-			case o.MaxBytes > 0 && total > o.MaxBytes:
-				rule = RuleMaxBytes
-			case o.KeepRuns > 0 && count > o.KeepRuns:
-				rule = RuleKeepRuns
-			}
-			if rule == "" {
-				break
-			}
-			if removed[ri.Run] || !remove(ri, rule) {
-				continue
-			}
-			count--
-			total -= ri.Bytes
-			if len(debris[ri.Run]) > 0 && !isBusy(ri) {
-				for _, d := range debris[ri.Run] {
-					total += d.Bytes // counted as freed above already
-				}
-			}
-		}
-	}
-	for _, ri := range infos { // by run id
-		ds := debris[ri.Run]
-		if len(ds) == 0 || removed[ri.Run] {
-			continue
-		}
-		if isBusy(ri) {
-			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: RuleDebris, Reason: SkipBusy,
-				Message: fmt.Sprintf("a writer holds its lock; %d debris files left for the next gc", len(ds))})
-			continue
-		}
-		p.Debris = append(p.Debris, ds...)
-	}
-	return p, nil
-}
-
-// scanAll scans runs in parallel; runs collected meanwhile are left out,
-// and so are runs the store refuses (another user's directory): those are
-// returned as skips, so that one of them does not stop every collection.
-func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, []Skip, error) {
-	infos := make([]*retain.RunInfo, len(ids))
-	errs := make([]error, len(ids))
-	refusedBy := make([]error, len(ids))
-	var mu sync.Mutex
-	done := 0
-	o.progress("scan", 0, len(ids))
-	parallel(len(ids), o.workers(), func(i int) {
-		ri, err := s.ScanRun(ids[i])
-		if errors.Is(err, retain.ErrNotFound) || errors.Is(err, retain.ErrCollected) {
-			err = nil
-		}
-		if errors.Is(err, retain.ErrCorrupt) {
-			refusedBy[i], err = err, nil
-		}
-		infos[i], errs[i] = ri, err
-		mu.Lock()
-		done++
-		o.progress("scan", done, len(ids))
-		mu.Unlock()
-	})
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
-	}
-	var refused []Skip
-	for i, err := range refusedBy {
-		if err != nil {
-			refused = append(refused, Skip{Run: ids[i], Rule: RuleScan, Reason: SkipRefused, Message: err.Error()})
-		}
-	}
-	return slices.DeleteFunc(infos, func(ri *retain.RunInfo) bool { return ri == nil }), refused, nil
-}
-
-// planStoreDir plans the runs-dir's own cleanup: an interrupted gc's trash,
-// its temporary tombstone files, and expired tombstones.
-func (p *Plan) planStoreDir(s *retain.Store, o *Options) error {
-	trash := filepath.Join(s.Dir, retain.StoreDir, trashName)
-	ents, err := os.ReadDir(trash)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	for _, e := range ents {
-		rel := filepath.Join(retain.StoreDir, trashName, e.Name())
-		p.Trash = append(p.Trash, Trash{Path: rel, Bytes: duBytes(filepath.Join(s.Dir, rel))})
-	}
-	ents, err = os.ReadDir(s.TombstoneDir())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	ttl := o.TombstoneTTL
-	if ttl <= 0 {
-		ttl = DefaultTombstoneTTL
-	}
-	for _, e := range ents {
-		name := e.Name()
-		if retain.IsTemp(name) {
-			// Only gc writes here, and we hold gc's lock: its writer is gone.
-			rel, err := filepath.Rel(s.Dir, filepath.Join(s.TombstoneDir(), name))
-			if err != nil {
-				return err
-			}
-			p.Debris = append(p.Debris, Debris{Path: rel, Kind: retain.KindTemp.String(), Bytes: duBytes(filepath.Join(s.Dir, rel))})
-			continue
-		}
-		run, ok := strings.CutSuffix(name, ".json")
-		if !ok || !retain.IsClean(run) {
-			continue
-		}
-		t, ok := s.ReadTombstone(retain.ID(run))
-		if ok && p.Now.Sub(t.Collected) >= ttl {
-			p.Tombstones = append(p.Tombstones, Expired{Run: t.Run, Collected: t.Collected})
-		}
-	}
-	return nil
+	return retain.Errorf(retain.CodeIO, "%d of %d actions failed (first: %s)", len(r.Failed), total, r.Failed[0].Error)
 }
 
 // Report is the plan as a report: what a dry run prints.
 func (p *Plan) Report() *Report {
 	r := &Report{DryRun: true, Now: p.Now, Runs: p.Runs, Bytes: p.Bytes,
 		Removed: slices.Clone(p.Remove), Skipped: slices.Clone(p.Skip), Debris: slices.Clone(p.Debris),
-		Trash: slices.Clone(p.Trash), Tombstones: slices.Clone(p.Tombstones)}
+		Trash: slices.Clone(p.Trash), Tombstones: slices.Clone(p.Tombstones), Failed: slices.Clone(p.Refused)}
 	r.tally()
 	return r
 }
@@ -512,268 +319,6 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// Execute carries out a plan: trash left by an interrupted gc first, then
-// expired tombstones, then runs (in parallel), then debris. Each step is
-// re-checked under the run's exclusive lock: a run that became busy or
-// changed since the plan is skipped and reported, never removed. The caller
-// holds the store's gc lock (Collect does). The error, when not nil, says
-// how many actions failed; the report lists them.
-func Execute(s *retain.Store, p *Plan, o Options) (*Report, error) {
-	r := &Report{Now: p.Now, Runs: p.Runs, Bytes: p.Bytes, Skipped: slices.Clone(p.Skip)}
-	total := len(p.Trash) + len(p.Tombstones) + len(p.Remove) + len(p.Debris)
-	var mu sync.Mutex
-	done := 0
-	step := func(n int) {
-		mu.Lock()
-		done += n
-		o.progress("collect", done, total)
-		mu.Unlock()
-	}
-	o.progress("collect", 0, total)
-	fail := func(run retain.ID, path string, err error) {
-		mu.Lock()
-		r.Failed = append(r.Failed, Failure{Run: run, Path: path, Error: err.Error()})
-		mu.Unlock()
-	}
-
-	for _, t := range p.Trash {
-		if err := os.RemoveAll(filepath.Join(s.Dir, t.Path)); err != nil {
-			fail("", t.Path, err)
-		} else {
-			r.Trash = append(r.Trash, t)
-		}
-		step(1)
-	}
-	for _, t := range p.Tombstones {
-		s.RemoveTombstone(t.Run)
-		if _, still := s.ReadTombstone(t.Run); still {
-			fail(t.Run, "", fmt.Errorf("could not remove the tombstone of run %s", t.Run))
-		} else {
-			r.Tombstones = append(r.Tombstones, t)
-		}
-		step(1)
-	}
-
-	trash := filepath.Join(s.Dir, retain.StoreDir, trashName)
-	if len(p.Remove) > 0 {
-		if err := os.MkdirAll(trash, 0o700); err != nil {
-			return nil, err
-		}
-	}
-	results := make([]*Skip, len(p.Remove))
-	okRemoved := make([]bool, len(p.Remove))
-	parallel(len(p.Remove), o.workers(), func(i int) {
-		rm := &p.Remove[i]
-		skip, err := removeRun(s, rm, trash, p.Now)
-		switch {
-		case err != nil:
-			fail(rm.Run, "", err)
-		case skip != nil:
-			results[i] = skip
-		default:
-			okRemoved[i] = true
-		}
-		step(1)
-	})
-	for i, rm := range p.Remove {
-		if okRemoved[i] {
-			r.Removed = append(r.Removed, rm)
-		} else if results[i] != nil {
-			r.Skipped = append(r.Skipped, *results[i])
-		}
-	}
-
-	// Debris, one run at a time under its lock; the store's own under ours.
-	byRun := map[retain.ID][]Debris{}
-	var runs []retain.ID
-	for _, d := range p.Debris {
-		if d.Run == "" {
-			if err := os.RemoveAll(filepath.Join(s.Dir, d.Path)); err != nil {
-				fail("", d.Path, err)
-			} else {
-				r.Debris = append(r.Debris, d)
-			}
-			step(1)
-			continue
-		}
-		if byRun[d.Run] == nil {
-			runs = append(runs, d.Run)
-		}
-		byRun[d.Run] = append(byRun[d.Run], d)
-	}
-	removedDebris := make([][]Debris, len(runs))
-	debrisSkips := make([]*Skip, len(runs))
-	parallel(len(runs), o.workers(), func(i int) {
-		ds := byRun[runs[i]]
-		out, skip, errs := removeDebris(s, runs[i], ds, p.Now, o.Grace)
-		removedDebris[i], debrisSkips[i] = out, skip
-		for _, e := range errs {
-			fail(runs[i], e.path, e.err)
-		}
-		step(len(ds))
-	})
-	for i := range runs {
-		r.Debris = append(r.Debris, removedDebris[i]...)
-		if debrisSkips[i] != nil {
-			r.Skipped = append(r.Skipped, *debrisSkips[i])
-		}
-	}
-	r.tally()
-	if len(r.Failed) > 0 {
-		return r, retain.Errorf(retain.CodeIO, "%d of %d actions failed (first: %s)", len(r.Failed), total, r.Failed[0].Error)
-	}
-	return r, nil
-}
-
-// removeRun collects one run: under its exclusive lock, re-checks that it
-// has not changed since the scan, writes its tombstone, renames it into the
-// trash, lets the lock go and deletes the files.
-func removeRun(s *retain.Store, rm *Removal, trash string, now time.Time) (*Skip, error) {
-	l, err := s.LockRunExclusive(rm.Run)
-	switch {
-	case errors.Is(err, flock.ErrBusy):
-		return &Skip{Run: rm.Run, Rule: rm.Rule, Reason: SkipBusy, Message: "a writer holds its lock"}, nil
-	case errors.Is(err, retain.ErrNotFound) || errors.Is(err, retain.ErrCollected):
-		return &Skip{Run: rm.Run, Rule: rm.Rule, Reason: SkipGone, Message: "the run disappeared since the plan was made"}, nil
-	case err != nil:
-		return nil, err
-	}
-	locked := true
-	defer func() {
-		if locked {
-			l.Unlock()
-		}
-	}()
-	if changed, err := runChanged(rm.info); err != nil {
-		return nil, err
-	} else if changed != "" {
-		return &Skip{Run: rm.Run, Rule: rm.Rule, Reason: SkipChanged, Message: changed + " since the plan was made"}, nil
-	}
-	tomb := retain.Tombstone{Run: rm.Run, Collected: now.UTC(), Values: rm.Values, Bytes: rm.Bytes}
-	// On a full disk the tombstone is written after the run's files are
-	// deleted: gc is what frees the disk, so it must not need room first.
-	// Until then a lookup in the run says unknown_reference.
-	late := false
-	if err := s.WriteTombstone(tomb); err != nil {
-		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
-			return nil, fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", rm.Run, err)
-		}
-		s.RemoveTombstone(rm.Run) // no half-written one
-		late = true
-	}
-	dst, err := trashPath(trash, rm.Run)
-	if err == nil {
-		err = os.Rename(rm.info.Dir, dst)
-	}
-	if err != nil {
-		if !late {
-			s.RemoveTombstone(rm.Run)
-		}
-		return nil, fmt.Errorf("moving run %s out of the store: %w (run left in place)", rm.Run, err)
-	}
-	locked = false
-	l.Unlock()
-	if err := os.RemoveAll(dst); err != nil {
-		return nil, fmt.Errorf("run %s is collected, but deleting its files failed: %w (the next gc finishes it)", rm.Run, err)
-	}
-	if late {
-		if err := s.WriteTombstone(tomb); err != nil {
-			return nil, fmt.Errorf("run %s is collected, but its tombstone could not be written: %w (lookups in it say unknown_reference)", rm.Run, err)
-		}
-	}
-	return nil, nil
-}
-
-func trashPath(trash string, run retain.ID) (string, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return filepath.Join(trash, string(run)+".values."+hex.EncodeToString(b[:])), nil
-}
-
-// runChanged tells, under the run's exclusive lock, whether the run gained
-// or lost entries, was read, or had a ledger written since it was scanned:
-// then the plan's reason to remove it may no longer hold.
-func runChanged(ri *retain.RunInfo) (string, error) {
-	f, err := os.Open(ri.Dir)
-	if err != nil {
-		return "", err
-	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil {
-		return "", err
-	}
-	had := map[string]bool{}
-	for _, e := range ri.Entries {
-		if !strings.Contains(e.Name, "/") {
-			had[e.Name] = true
-		}
-	}
-	for _, n := range names {
-		if !had[n] && n != retain.LockName { // the lock may be ours, just made
-			return fmt.Sprintf("%s appeared", n), nil
-		}
-		delete(had, n)
-	}
-	for n := range had {
-		return fmt.Sprintf("%s disappeared", n), nil
-	}
-	if fi, err := os.Lstat(filepath.Join(ri.Dir, retain.ActivityName)); err == nil && fi.ModTime().After(ri.LastActivity) {
-		return "it was read", nil
-	}
-	if fi, err := os.Lstat(filepath.Join(ri.Dir, retain.StepsDir)); err == nil && !fi.ModTime().Equal(ri.StepsModTime) {
-		return "a lookup ledger was written", nil
-	}
-	return "", nil
-}
-
-type pathErr struct {
-	path string
-	err  error
-}
-
-// removeDebris removes one run's debris under the run's exclusive lock,
-// re-checking each file: still there, unchanged, still old, and (for
-// content without a descriptor) still without one.
-func removeDebris(s *retain.Store, run retain.ID, ds []Debris, now time.Time, grace time.Duration) ([]Debris, *Skip, []pathErr) {
-	l, err := s.LockRunExclusive(run)
-	switch {
-	case errors.Is(err, flock.ErrBusy):
-		return nil, &Skip{Run: run, Rule: RuleDebris, Reason: SkipBusy,
-			Message: fmt.Sprintf("a writer holds its lock; %d debris files left for the next gc", len(ds))}, nil
-	case errors.Is(err, retain.ErrNotFound) || errors.Is(err, retain.ErrCollected):
-		return nil, &Skip{Run: run, Rule: RuleDebris, Reason: SkipGone, Message: "the run disappeared since the plan was made"}, nil
-	case err != nil:
-		return nil, nil, []pathErr{{"", err}}
-	}
-	defer l.Unlock()
-	var out []Debris
-	var errs []pathErr
-	for _, d := range ds {
-		p := filepath.Join(filepath.Dir(l.Dir), d.Path)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			continue // gone already
-		}
-		if fi.ModTime().After(d.modTime) || now.Sub(fi.ModTime()) < grace {
-			continue // touched since the plan: not ours to judge now
-		}
-		if d.descAbsent {
-			if _, err := os.Lstat(filepath.Join(l.Dir, retain.MetaName(d.value))); err == nil {
-				continue // its descriptor arrived: a value now
-			}
-		}
-		if err := os.RemoveAll(p); err != nil {
-			errs = append(errs, pathErr{d.Path, err})
-			continue
-		}
-		out = append(out, d)
-	}
-	return out, nil, errs
-}
-
 // parallel runs f(0..n-1) on up to w goroutines.
 func parallel(n, w int, f func(int)) {
 	if n == 0 {
@@ -794,21 +339,6 @@ func parallel(n, w int, f func(int)) {
 	}
 	close(next)
 	wg.Wait()
-}
-
-// duBytes is the apparent size of a file or tree, as du -sb counts it.
-func duBytes(path string) int64 {
-	var n int64
-	filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if fi, err := d.Info(); err == nil {
-			n += fi.Size()
-		}
-		return nil
-	})
-	return n
 }
 
 // Age renders a duration the way gc's messages do: 40d, 3d 4h, 5h, 12m, 30s.

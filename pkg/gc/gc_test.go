@@ -124,14 +124,14 @@ func TestPlanRules(t *testing.T) {
 		keptAtLeast int
 	}{
 		{"defaults", Options{MaxAge: DefaultMaxAge, Grace: time.Hour}, []string{"a:max-age", "b:max-age"}, nil, 3},
-		{"age off", Options{Grace: time.Hour}, nil, nil, 5},
+		{"age off", Options{MaxAge: Unlimited, Grace: time.Hour}, nil, nil, 5},
 		{"age 1d", Options{MaxAge: 24 * time.Hour, Grace: time.Hour}, []string{"a:max-age", "b:max-age", "c:max-age"}, nil, 2},
 		{"age under grace", Options{MaxAge: time.Minute, Grace: time.Hour}, []string{"a:max-age", "b:max-age", "c:max-age", "d:max-age"}, []string{"e:max-age:active"}, 1},
-		{"keep 2", Options{KeepRuns: 2, Grace: time.Hour}, []string{"a:keep-runs", "b:keep-runs", "c:keep-runs"}, nil, 2},
-		{"keep 1 protects grace", Options{KeepRuns: 1, Grace: 3 * time.Hour}, []string{"a:keep-runs", "b:keep-runs", "c:keep-runs"}, []string{"d:keep-runs:active", "e:keep-runs:active"}, 2},
-		{"bytes cap", Options{MaxBytes: 3 * 20000, Grace: time.Hour}, []string{"a:max-bytes", "b:max-bytes"}, nil, 3},
+		{"keep 2", Options{MaxAge: Unlimited, KeepRuns: 2, Grace: time.Hour}, []string{"a:keep-runs", "b:keep-runs", "c:keep-runs"}, nil, 2},
+		{"keep 1 protects grace", Options{MaxAge: Unlimited, KeepRuns: 1, Grace: 3 * time.Hour}, []string{"a:keep-runs", "b:keep-runs", "c:keep-runs"}, []string{"d:keep-runs:active", "e:keep-runs:active"}, 2},
+		{"bytes cap", Options{MaxAge: Unlimited, MaxBytes: 3 * 20000, Grace: time.Hour}, []string{"a:max-bytes", "b:max-bytes"}, nil, 3},
 		{"age then bytes", Options{MaxAge: 45 * 24 * time.Hour, MaxBytes: 3 * 20000, Grace: time.Hour}, []string{"a:max-age", "b:max-bytes"}, nil, 3},
-		{"bytes 1", Options{MaxBytes: 1, Grace: time.Hour}, []string{"a:max-bytes", "b:max-bytes", "c:max-bytes", "d:max-bytes"}, []string{"e:max-bytes:active"}, 1},
+		{"bytes 1", Options{MaxAge: Unlimited, MaxBytes: 1, Grace: time.Hour}, []string{"a:max-bytes", "b:max-bytes", "c:max-bytes", "d:max-bytes"}, []string{"e:max-bytes:active"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := retain.Open(t.TempDir())

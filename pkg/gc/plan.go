@@ -1,0 +1,265 @@
+package gc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/retval/retval/pkg/retain"
+)
+
+// MakePlan scans the store and decides what to remove. It changes nothing
+// (it tries run locks, without waiting, to see which runs are busy). A
+// runs-dir that does not exist yet is an empty store: an empty plan.
+func MakePlan(s *retain.Store, o Options) (*Plan, error) {
+	now := o.now()
+	grace, maxAge := o.grace(), o.maxAge()
+	if missing, err := storeMissing(s); err != nil {
+		return nil, err
+	} else if missing {
+		return &Plan{Now: now}, nil
+	}
+	ids, err := s.RunIDs()
+	if err != nil {
+		return nil, err
+	}
+	infos, refused, err := scanAll(s, ids, &o)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Now: now, Runs: len(infos), Skip: refused}
+	for _, ri := range infos {
+		p.Bytes += ri.Bytes
+	}
+	blocked, err := p.planStoreDir(s, &o)
+	if err != nil {
+		return nil, err
+	}
+
+	busy := map[retain.ID]bool{}
+	isBusy := func(ri *retain.RunInfo) bool {
+		b, ok := busy[ri.Run]
+		if !ok {
+			// A lock we cannot even try counts as busy: never guess.
+			var err error
+			b, err = s.RunBusy(ri.Run)
+			b = b || err != nil
+			busy[ri.Run] = b
+		}
+		return b
+	}
+	// Debris per run, by age alone; busy runs keep theirs for now.
+	debris := map[retain.ID][]Debris{}
+	for _, ri := range infos {
+		descs := map[retain.ID]bool{}
+		for _, e := range ri.Entries {
+			if e.Kind == retain.KindValue {
+				descs[e.Value] = true
+			}
+		}
+		for _, e := range ri.Entries {
+			if e.Kind.Debris() && now.Sub(e.ModTime) >= grace {
+				debris[ri.Run] = append(debris[ri.Run], Debris{Run: ri.Run, Path: filepath.Join(filepath.Base(ri.Dir), e.Name),
+					Kind: e.Kind.String(), Bytes: e.Bytes, modTime: e.ModTime, value: e.Value, descAbsent: e.Value != "" && !descs[e.Value]})
+			}
+		}
+	}
+
+	// Oldest first: the order of the size and count rules.
+	order := slices.Clone(infos)
+	slices.SortStableFunc(order, func(a, b *retain.RunInfo) int {
+		if c := a.LastActivity.Compare(b.LastActivity); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.Run), string(b.Run))
+	})
+	removed := map[retain.ID]bool{}
+	remove := func(ri *retain.RunInfo, rule string) bool {
+		if idle := now.Sub(ri.LastActivity); idle < grace {
+			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: rule, Reason: SkipActive,
+				Message: fmt.Sprintf("last active %s ago, within the grace period (%s)", Age(idle), Age(grace))})
+			return false
+		}
+		if isBusy(ri) {
+			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: rule, Reason: SkipBusy, Message: "a writer holds its lock"})
+			return false
+		}
+		if blocked != "" {
+			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: rule, Reason: SkipRefused, Message: blocked})
+			return false
+		}
+		p.Remove = append(p.Remove, Removal{Run: ri.Run, Rule: rule, Values: ri.Values, Bytes: ri.Bytes, LastActivity: ri.LastActivity, info: ri})
+		removed[ri.Run] = true
+		return true
+	}
+	if maxAge > 0 {
+		for _, ri := range order {
+			if now.Sub(ri.LastActivity) > maxAge {
+				remove(ri, RuleMaxAge)
+			}
+		}
+	}
+	if o.MaxBytes > 0 || o.KeepRuns > 0 {
+		var total int64
+		count := 0
+		for _, ri := range order {
+			if removed[ri.Run] {
+				continue
+			}
+			count++
+			total += ri.Bytes
+			if len(debris[ri.Run]) > 0 && !isBusy(ri) {
+				for _, d := range debris[ri.Run] {
+					total -= d.Bytes
+				}
+			}
+		}
+		for _, ri := range order {
+			var rule string
+			switch {
+			case o.MaxBytes > 0 && total > o.MaxBytes:
+				rule = RuleMaxBytes
+			case o.KeepRuns > 0 && count > o.KeepRuns:
+				rule = RuleKeepRuns
+			}
+			if rule == "" {
+				break
+			}
+			if removed[ri.Run] || !remove(ri, rule) {
+				continue
+			}
+			count--
+			total -= ri.Bytes
+			if len(debris[ri.Run]) > 0 && !isBusy(ri) {
+				for _, d := range debris[ri.Run] {
+					total += d.Bytes // counted as freed above already
+				}
+			}
+		}
+	}
+	for _, ri := range infos { // by run id
+		ds := debris[ri.Run]
+		if len(ds) == 0 || removed[ri.Run] {
+			continue
+		}
+		if isBusy(ri) {
+			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: RuleDebris, Reason: SkipBusy,
+				Message: fmt.Sprintf("a writer holds its lock; %d debris files left for the next gc", len(ds))})
+			continue
+		}
+		p.Debris = append(p.Debris, ds...)
+	}
+	return p, nil
+}
+
+// scanAll scans runs in parallel; runs collected meanwhile are left out,
+// and so are runs the store refuses (another user's directory): those are
+// returned as skips, so that one of them does not stop every collection.
+func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, []Skip, error) {
+	infos := make([]*retain.RunInfo, len(ids))
+	errs := make([]error, len(ids))
+	refusedBy := make([]error, len(ids))
+	var mu sync.Mutex
+	done := 0
+	o.progress("scan", 0, len(ids))
+	parallel(len(ids), o.workers(), func(i int) {
+		ri, err := s.ScanRun(ids[i])
+		if errors.Is(err, retain.ErrNotFound) || errors.Is(err, retain.ErrCollected) {
+			err = nil
+		}
+		if errors.Is(err, retain.ErrCorrupt) {
+			refusedBy[i], err = err, nil
+		}
+		infos[i], errs[i] = ri, err
+		mu.Lock()
+		done++
+		o.progress("scan", done, len(ids))
+		mu.Unlock()
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	var refused []Skip
+	for i, err := range refusedBy {
+		if err != nil {
+			refused = append(refused, Skip{Run: ids[i], Rule: RuleScan, Reason: SkipRefused, Message: err.Error()})
+		}
+	}
+	return slices.DeleteFunc(infos, func(ri *retain.RunInfo) bool { return ri == nil }), refused, nil
+}
+
+// planStoreDir plans the runs-dir's own cleanup: an interrupted gc's trash,
+// its temporary tombstone files, damaged tombstones and expired ones. A
+// trash or tombstone directory gc refuses (a symlink, say) is recorded in
+// p.Refused; blocked then says why no run can be removed.
+func (p *Plan) planStoreDir(s *retain.Store, o *Options) (blocked string, err error) {
+	sd, err := openStoreDir(s, false)
+	if err != nil {
+		return "", err
+	}
+	defer sd.Close()
+	if sd.own == nil {
+		return "", nil // no gc ever ran here
+	}
+	trash, err := sd.own.OpenDir(trashName)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case isRefusal(err):
+		f := refusedEntry(trashName, err, "gc moves no run into it and empties nothing through it")
+		p.Refused = append(p.Refused, f)
+		blocked = "not moved out of the store: gc refuses " + f.Path + " (see the failure below)"
+	case err != nil:
+		return "", err
+	default:
+		defer trash.Close()
+		names, err := trash.Names()
+		if err != nil {
+			return "", err
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			b, err := trash.TreeSize(n)
+			if err != nil {
+				return "", err
+			}
+			p.Trash = append(p.Trash, Trash{Path: filepath.Join(retain.StoreDir, trashName, n), Bytes: b, name: n})
+		}
+	}
+
+	rel, err := filepath.Rel(s.Dir, s.TombstoneDir())
+	if err != nil {
+		return "", err
+	}
+	files, err := s.TombstoneFiles()
+	switch {
+	case isRefusal(err):
+		f := refusedEntry(filepath.Base(rel), err, "gc writes, reads and drops no tombstone through it")
+		p.Refused = append(p.Refused, f)
+		if blocked == "" {
+			blocked = "not removed: its tombstone could not be written, as gc refuses " + f.Path + " (see the failure below)"
+		}
+		return blocked, nil
+	case err != nil:
+		return "", err
+	}
+	slices.SortFunc(files, func(a, b retain.TombstoneFile) int { return strings.Compare(a.Name, b.Name) })
+	ttl := o.tombstoneTTL()
+	for _, f := range files {
+		switch {
+		case f.Temp:
+			// Only gc writes here, and we hold gc's lock: its writer is gone.
+			p.Debris = append(p.Debris, Debris{Path: filepath.Join(rel, f.Name), Kind: retain.KindTemp.String(), Bytes: f.Bytes, tombstone: f.Name})
+		case f.Tombstone == nil:
+			// Not a tombstone (a link, a FIFO, a directory, too large,
+			// unreadable): it answers no lookup, and gc wrote none like it.
+			p.Debris = append(p.Debris, Debris{Path: filepath.Join(rel, f.Name), Kind: retain.KindStray.String(), Bytes: f.Bytes, tombstone: f.Name})
+		case ttl > 0 && p.Now.Sub(f.Tombstone.Collected) >= ttl:
+			p.Tombstones = append(p.Tombstones, Expired{Run: f.Tombstone.Run, Collected: f.Tombstone.Collected})
+		}
+	}
+	return blocked, nil
+}
