@@ -9,8 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,21 +23,51 @@ type kept struct {
 }
 
 // TestRaceWritersReadersGC runs writers retaining into live runs (and
-// reviving idle ones), readers reading everything back, and gc in a loop
-// with tight caps, all at once; run it with -race. No value whose retain
-// returned is ever lost or read wrong, while idle runs do get collected.
+// reviving idle ones), readers reading everything back, and gc with tight
+// caps, all at once, in a fixed number of rounds; run it with -race. No
+// value whose retain returned is ever lost or read wrong.
+//
+// Each round drives the interleaving it checks: gc plans first, while the
+// writers are held back (only their own live runs and the readers race the
+// scan); then a writer revives a run the plan removes, and only then does
+// gc execute, racing every writer and reader. So in every round gc must
+// skip the revived run (changed, or busy when another writer is in it),
+// collect the round's idle run nobody touches, skip the run whose lock the
+// test holds, and remove the debris of a quiet run — whatever the
+// machine's speed.
 func TestRaceWritersReadersGC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	const (
+		idleRuns  = 40
+		rounds    = 8
+		writers   = 3
+		perRound  = 6 // values each writer retains in a round
+		reads     = 20
+		readerNum = 2
+	)
 	now := time.Now()
+	old := now.Add(-40 * 24 * time.Hour)
 	s := retain.Open(t.TempDir())
-	const idleRuns = 40
+	ageRun := func(run string) {
+		filepath.Walk(s.RunDir(retain.ID(run)), func(p string, _ os.FileInfo, _ error) error { return os.Chtimes(p, old, old) })
+	}
 	for i := range idleRuns {
 		run := fmt.Sprintf("idle%02d", i)
 		put(t, s, run, "v", bytes.Repeat([]byte(run+"\n"), 200))
-		age(t, s.RunDir(retain.ID(run)), now, 40*24*time.Hour)
+		ageRun(run)
 	}
+	// held: idle, but a writer (the test) holds its lock all along.
+	put(t, s, "held", "v", []byte("held\n"))
+	ageRun("held")
+	hold, err := s.LockRun("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Unlock()
+	// quiet: active, nobody writes into it, old debris appears each round.
+	put(t, s, "quiet", "v", []byte("quiet\n"))
 
 	var mu sync.Mutex
 	var values []kept
@@ -54,148 +84,171 @@ func TestRaceWritersReadersGC(t *testing.T) {
 		}
 		return values[r.IntN(len(values))], true
 	}
-	var failures atomic.Int64
-	fail := func(format string, args ...any) {
-		failures.Add(1)
-		t.Errorf(format, args...)
+	write := func(w, i int, run string) error {
+		n := 1 + (w*7919+i*104729)%3000
+		if i%10 == 0 {
+			n = 70000 // ≈ 1.2 MiB: indexed, read block by block
+		}
+		body := bytes.Repeat(fmt.Appendf(nil, "w%d value %d line\n", w, i), n)
+		call := fmt.Sprintf("w%d-%d", w, i)
+		var out bytes.Buffer
+		res, err := s.Retain(bytes.NewReader(body), &out, retain.RetainOptions{Run: run, Call: call, Limits: lim, Policy: retain.PolicyLegacy})
+		if err != nil || !res.Retained {
+			return fmt.Errorf("retain %s/%s: %v (warning %v)", run, call, err, res.Warning)
+		}
+		sum := sha256.Sum256(body)
+		record(kept{run, call, hex.EncodeToString(sum[:]), int64(len(body))})
+		return nil
 	}
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	// The ager keeps making idle runs gen-K for gc to collect, and for
-	// writers to revive while gc is deciding on them.
-	var aged atomic.Int64
-	aged.Store(-1)
-	wg.Go(func() {
-		for k := int64(0); ; k++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			run := fmt.Sprintf("gen-%d", k)
-			var out bytes.Buffer
-			if _, err := s.Retain(bytes.NewReader([]byte("idle\n")), &out, retain.RetainOptions{Run: run, Call: "v", Limits: lim, Policy: retain.PolicyLegacy}); err != nil {
-				fail("ager: %v", err)
-				return
-			}
-			old := now.Add(-40 * 24 * time.Hour)
-			filepath.Walk(s.RunDir(retain.ID(run)), func(p string, _ os.FileInfo, _ error) error { return os.Chtimes(p, old, old) })
-			aged.Store(k)
-		}
-	})
-	// Writers: each into its own live run, some values large enough for an
-	// index; every few values one goes into an idle run, racing gc for it.
-	for w := range 3 {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(w), 1))
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				run := fmt.Sprintf("live%d", w)
-				if k := aged.Load(); i%3 == 2 && k >= 0 {
-					run = fmt.Sprintf("gen-%d", max(0, k-r.Int64N(3))) // a run gc is about to take
-				} else if i%3 == 1 {
-					run = fmt.Sprintf("idle%02d", r.IntN(idleRuns))
-				}
-				n := 1 + r.IntN(3000)
-				if i%10 == 0 {
-					n = 70000 // ≈ 1.2 MiB: indexed, read block by block
-				}
-				body := bytes.Repeat(fmt.Appendf(nil, "w%d value %d line\n", w, i), n)
-				call := fmt.Sprintf("w%d-%d", w, i)
-				var out bytes.Buffer
-				res, err := s.Retain(bytes.NewReader(body), &out, retain.RetainOptions{Run: run, Call: call, Limits: lim, Policy: retain.PolicyLegacy})
-				if err != nil || !res.Retained {
-					fail("retain %s/%s: %v (warning %v)", run, call, err, res.Warning)
-					return
-				}
-				sum := sha256.Sum256(body)
-				record(kept{run, call, hex.EncodeToString(sum[:]), int64(len(body))})
-				time.Sleep(time.Millisecond) // let go of the run now and then, as a harness does
-			}
-		})
-	}
-	// Readers: any recorded value, whole or a slice, must read back exact.
-	for rd := range 2 {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(rd), 2))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				k, ok := pick(r)
-				if !ok {
-					continue
-				}
-				if err := readBack(s, k, r); err != nil {
-					fail("read %s/%s: %v", k.run, k.id, err)
-				}
-			}
-		})
-	}
-	// Debris appears in live runs now and then; gc may only take it under
-	// the run's lock, and only once old.
-	wg.Go(func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			dir := s.RunDir(retain.ID(fmt.Sprintf("live%d", i%3)))
-			p := filepath.Join(dir, fmt.Sprintf(".tmp-dead-%d", i))
-			if os.WriteFile(p, []byte("debris"), 0o600) == nil {
-				old := now.Add(-2 * time.Hour)
-				os.Chtimes(p, old, old)
-			}
-		}
-	})
-
-	removed, debris, skipped, rounds := 0, 0, 0, 0
 	reasons := map[string]int{}
-	deadline := time.Now().Add(3 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
-		rounds++
-		o := Options{MaxAge: 24 * time.Hour, Grace: time.Hour, KeepRuns: 3, Workers: 1 + i%4}
-		if i%2 == 1 {
+	for k := range rounds {
+		gen, doom := fmt.Sprintf("gen-%d", k), fmt.Sprintf("doom-%d", k)
+		for _, run := range []string{gen, doom} {
+			put(t, s, run, "v", []byte("idle\n"))
+			ageRun(run)
+		}
+		os.Chtimes(filepath.Join(s.RunDir("quiet"), "v.txt"), now, now)
+		dead := fmt.Sprintf(".tmp-dead-%d", k)
+		for _, run := range []string{"quiet", "live0", "live1"} {
+			p := filepath.Join(s.RunDir(retain.ID(run)), dead)
+			if os.WriteFile(p, []byte("debris"), 0o600) == nil {
+				os.Chtimes(p, now.Add(-2*time.Hour), now.Add(-2*time.Hour))
+			}
+		}
+
+		start, planned, revived := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		// Each gate opens once, also when its opener fails, so that no
+		// goroutine is left waiting on it.
+		plannedDone := sync.OnceFunc(func() { close(planned) })
+		revivedDone := sync.OnceFunc(func() { close(revived) })
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*perRound+readerNum*reads+1)
+		for w := range writers {
+			wg.Go(func() {
+				if w == 0 {
+					defer revivedDone()
+				}
+				<-start
+				live := fmt.Sprintf("live%d", w)
+				if err := write(w, k*perRound, live); err != nil { // races the scan
+					errs <- err
+					return
+				}
+				<-planned
+				if w == 0 {
+					// Revive the run gc just planned to remove.
+					err := write(w, k*perRound+1, gen)
+					revivedDone()
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				for i := 1; i < perRound; i++ {
+					if w == 0 && i == 1 {
+						continue
+					}
+					run := live
+					switch i % 3 {
+					case 1:
+						run = fmt.Sprintf("idle%02d", (k*writers*perRound+w*perRound+i)%idleRuns)
+					case 2:
+						run = fmt.Sprintf("gen-%d", max(0, k-i%2)) // a run gc is deciding on
+					}
+					if err := write(w, k*perRound+i, run); err != nil {
+						errs <- err
+						return
+					}
+					time.Sleep(time.Millisecond) // let go of the run now and then, as a harness does
+				}
+			})
+		}
+		for rd := range readerNum {
+			wg.Go(func() {
+				<-start
+				r := rand.New(rand.NewPCG(uint64(rd), uint64(k)))
+				for range reads {
+					if kv, ok := pick(r); ok {
+						if err := readBack(s, kv, r); err != nil {
+							errs <- fmt.Errorf("read %s/%s: %v", kv.run, kv.id, err)
+						}
+					}
+				}
+			})
+		}
+		o := Options{MaxAge: 24 * time.Hour, Grace: time.Hour, KeepRuns: 3, Workers: 1 + k%4}
+		if k%2 == 1 {
 			o.MaxBytes = 1
 		}
-		rep, err := Collect(s, o)
-		if err != nil {
-			fail("gc: %v", err)
-			break
+		var rep *Report
+		var plan *Plan
+		wg.Go(func() {
+			defer plannedDone()
+			<-start
+			l, err := LockStore(s, true)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer l.Unlock()
+			if plan, err = MakePlan(s, o); err != nil {
+				errs <- err
+				return
+			}
+			plannedDone()
+			<-revived
+			if rep, err = Execute(s, plan, o); err != nil {
+				errs <- fmt.Errorf("gc: %v", err)
+			}
+		})
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
 		}
-		removed += len(rep.Removed)
-		debris += len(rep.Debris)
-		skipped += len(rep.Skipped)
+		if t.Failed() {
+			t.FailNow()
+		}
+
+		// What every round must show, however the rest interleaved.
+		if !slices.ContainsFunc(plan.Remove, func(r Removal) bool { return r.Run == retain.ID(gen) }) {
+			t.Fatalf("round %d: the plan does not remove %s: %v", k, gen, names(plan.Remove))
+		}
+		if slices.ContainsFunc(rep.Removed, func(r Removal) bool { return r.Run == retain.ID(gen) }) {
+			t.Fatalf("round %d: %s was removed although a value was retained into it after the plan", k, gen)
+		}
+		if !slices.ContainsFunc(rep.Skipped, func(sk Skip) bool {
+			return sk.Run == retain.ID(gen) && (sk.Reason == SkipChanged || sk.Reason == SkipBusy)
+		}) {
+			t.Fatalf("round %d: %s not skipped as changed or busy: %v", k, gen, skips(rep.Skipped))
+		}
+		if !slices.ContainsFunc(rep.Removed, func(r Removal) bool { return r.Run == retain.ID(doom) }) {
+			t.Fatalf("round %d: %s (idle, untouched) not removed: %v", k, doom, names(rep.Removed))
+		}
+		if !slices.ContainsFunc(rep.Skipped, func(sk Skip) bool { return sk.Run == "held" && sk.Reason == SkipBusy }) {
+			t.Fatalf("round %d: held not skipped as busy: %v", k, skips(rep.Skipped))
+		}
+		if !slices.ContainsFunc(rep.Debris, func(d Debris) bool { return d.Path == "quiet.values/"+dead }) {
+			t.Fatalf("round %d: the quiet run's debris not removed: %v", k, rep.Debris)
+		}
 		for _, sk := range rep.Skipped {
 			reasons[sk.Rule+"/"+sk.Reason]++
 		}
-		if failures.Load() > 0 {
-			break
-		}
 	}
-	close(stop)
-	wg.Wait()
 
 	// Everything recorded is still there and exact.
+	if len(values) != rounds*writers*perRound {
+		t.Fatalf("%d values recorded, want %d", len(values), rounds*writers*perRound)
+	}
 	r := rand.New(rand.NewPCG(9, 9))
 	for _, k := range values {
 		if err := readBack(s, k, r); err != nil {
 			t.Errorf("after the race, %s/%s: %v", k.run, k.id, err)
 		}
 	}
-	t.Logf("%d gc rounds: %d values retained, %d runs collected, %d debris removed, %d skips", rounds, len(values), removed, debris, skipped)
-	t.Logf("skips by rule/reason: %v", reasons)
-	if removed == 0 || debris == 0 || skipped == 0 || len(values) < 10 {
-		t.Fatalf("the race did not exercise gc: %d values, %d removed, %d debris, %d skipped", len(values), removed, debris, skipped)
-	}
+	t.Logf("%d rounds: %d values retained; skips by rule/reason: %v", rounds, len(values), reasons)
 	if rep, err := s.Verify(retain.VerifyOptions{Grace: time.Hour}); err != nil || !rep.OK() {
 		t.Fatalf("verify after the race: %v %+v", err, rep)
 	}
