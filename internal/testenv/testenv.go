@@ -1,11 +1,13 @@
 // Package testenv holds test helpers that several packages' tests share:
-// a tiny file system to fill, and a lock held by another process.
+// a tiny file system to fill, a read-only view of a directory, and a lock
+// held by another process.
 package testenv
 
 import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,6 +28,44 @@ func MountTiny(t testing.TB, size string) string {
 	}
 	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 	return dir
+}
+
+// MountReadOnly bind-mounts dir read-only at a new path for the test and
+// returns that path: a store seen there is on a read-only file system, as
+// in a snapshot. It skips the test where mounting is not possible (not
+// root, no mount rights), except under CI as root, where the test must run
+// and a failed mount fails it.
+func MountReadOnly(t testing.TB, dir string) string {
+	t.Helper()
+	ci := os.Getenv("CI") == "true"
+	if os.Geteuid() != 0 {
+		t.Skip("a read-only bind mount needs root")
+	}
+	at := t.TempDir()
+	if out, err := exec.Command("mount", "--bind", dir, at).CombinedOutput(); err != nil {
+		if ci {
+			t.Fatalf("mount --bind %s: %v: %s", dir, err, out)
+		}
+		t.Skipf("cannot bind-mount here: %v: %s", err, out)
+	}
+	// Unmount before t.TempDir's own cleanup (cleanups run last first),
+	// or the removal would reach into dir through the mount and fail.
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", at).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", at, err, out)
+		}
+	})
+	if out, err := exec.Command("mount", "-o", "remount,bind,ro", at).CombinedOutput(); err != nil {
+		if ci {
+			t.Fatalf("remounting %s read-only: %v: %s", at, err, out)
+		}
+		t.Skipf("cannot remount read-only here: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(at, ".probe"), nil, 0o600); err == nil {
+		os.Remove(filepath.Join(at, ".probe"))
+		t.Fatalf("%s is still writable after a read-only remount", at)
+	}
+	return at
 }
 
 // HoldLockEnv makes a test binary a lock holder (see BecomeLockHolder): a
