@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/retval/retval/internal/safetext"
 )
 
 // StubInput is everything a stub depends on. A stub is a pure function of
@@ -182,41 +184,21 @@ func runeStartBefore(w []byte, n int) int {
 	return n
 }
 
-// writeExcerpt writes an excerpt and ends it with a newline. Invalid UTF-8
-// and control bytes other than tab, newline and carriage return are shown
-// as \xNN, so a stub is always valid, printable UTF-8: no NUL or terminal
-// escape reaches a transcript.
+// writeExcerpt writes an excerpt and ends it with a newline, escaped by
+// internal/safetext: invalid UTF-8, C0 controls but tab and newline, DEL,
+// C1 controls and bidi overrides are shown as \xNN or \uNNNN, so a stub is
+// always valid, printable UTF-8: no NUL or terminal escape reaches a
+// transcript or a screen.
 func writeExcerpt(b *strings.Builder, p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	for len(p) > 0 {
-		c := p[0]
-		if c < utf8.RuneSelf {
-			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
-				writeHexByte(b, c)
-			} else {
-				b.WriteByte(c)
-			}
-			p = p[1:]
-			continue
-		}
-		r, size := utf8.DecodeRune(p)
-		if r == utf8.RuneError && size <= 1 {
-			writeHexByte(b, c)
-		} else {
-			b.Write(p[:size])
-		}
-		p = p[size:]
+	if safetext.Clean(p) {
+		b.Write(p)
+	} else {
+		b.Write(safetext.Append(nil, p))
 	}
-	if s := b.String(); s[len(s)-1] != '\n' {
+	if p[len(p)-1] != '\n' {
 		b.WriteByte('\n')
 	}
-}
-
-func writeHexByte(b *strings.Builder, c byte) {
-	const hexDigits = "0123456789abcdef"
-	b.WriteString(`\x`)
-	b.WriteByte(hexDigits[c>>4])
-	b.WriteByte(hexDigits[c&0xF])
 }

@@ -37,6 +37,8 @@ func TestStubProperties(t *testing.T) {
 		stub := RenderStub(StubInput{ID: "v", Size: d.Size, Lines: d.Lines, SHA256: d.SHA256,
 			Head: st.head, Tail: st.tailBytes(), PreviewBytes: preview, PeekLines: peekLines})
 		header, body, _ := strings.Cut(stub, "\n")
+		// The alphabet has no backslash: the only escape is CR's.
+		body = strings.ReplaceAll(body, `\x0d`, "\r")
 		if !strings.HasPrefix(header, "[retained #v] "+strconv.Itoa(len(data))+" bytes, ") {
 			t.Fatalf("header %q", header)
 		}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/retval/retval/internal/safetext"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -148,7 +150,7 @@ func checkStub(t *testing.T, stub string, data []byte, preview int64) {
 		}
 		excerpt += len(l)
 	}
-	if utf8.Valid(data) && int64(excerpt) > preview+2 {
+	if safetext.Clean(data) && int64(excerpt) > preview+2 {
 		t.Errorf("excerpts hold %d bytes, budget %d", excerpt, preview)
 	}
 }
@@ -214,5 +216,24 @@ func TestStubTinyBudgets(t *testing.T) {
 		if strings.Contains(res.Stub, `\x`) || !utf8.ValidString(res.Stub) {
 			t.Errorf("preview %d invents a fragment of a UTF-8 sequence:\n%s", preview, res.Stub)
 		}
+	}
+}
+
+// TestStubEscapes: no terminal escape of a value reaches a stub raw — C0
+// controls (CR included), DEL, C1 controls and bidi overrides are shown
+// escaped; tab, newline and other text stay as they are.
+func TestStubEscapes(t *testing.T) {
+	line := "\x1b[31mred\x1b[0m \u009b2J \u202egnp.exe\u202c \u2066iso\u2069 tab\there \x7f cr\r\n"
+	data := []byte(strings.Repeat(line, 1000))
+	s := testStore(t)
+	res := retainAll(t, s, "r", "c", data)
+	for _, raw := range []string{"\x1b", "\u009b", "\u202e", "\u202c", "\u2066", "\u2069", "\x7f", "\r"} {
+		if strings.Contains(res.Stub, raw) {
+			t.Errorf("stub holds %q raw:\n%s", raw, res.Stub)
+		}
+	}
+	want := `\x1b[31mred\x1b[0m \u009b2J \u202egnp.exe\u202c \u2066iso\u2069 tab` + "\t" + `here \x7f cr\x0d` + "\n"
+	if !strings.Contains(res.Stub, want) {
+		t.Errorf("stub does not show the line escaped as %q:\n%s", want, res.Stub)
 	}
 }
