@@ -109,7 +109,6 @@ func runWatched(t *testing.T, measure bool, env []string, args ...string) bounde
 	}()
 	cmd.Wait()
 	close(done)
-	kill() // anything the process left behind in its group
 	b := bounded{result: result{out.Bytes(), errb.Bytes(), cmd.ProcessState.ExitCode()}, args: args, hung: hung.Load(), runaway: runaway.Load()}
 	if measure && !b.hung && !b.runaway {
 		peak, err := os.ReadFile(peakFile)
