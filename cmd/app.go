@@ -268,9 +268,18 @@ func init() {
 // settings resolves every setting for this invocation.
 func settings(c *cli.Context) (*config.Resolved, error) {
 	file := config.File{}
-	cfg := config.Resolve(mustSetting("config"), c.String("config"), c.IsSet("config"), nil)
-	if cfg.Text != "" {
-		f, err := config.LoadFile(cfg.Text)
+	cfg := config.Resolve(mustSetting("config"), c.String("config"), c.IsSet("config"), config.File{})
+	path := cfg.Text
+	if path == "" {
+		// No --config: the user's file, where there is one.
+		if p := config.UserFile(); p != "" {
+			if _, err := os.Stat(p); err == nil {
+				path = p
+			}
+		}
+	}
+	if path != "" {
+		f, err := config.LoadFile(path)
 		if err != nil {
 			return nil, usageErr("%v", err)
 		}

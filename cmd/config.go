@@ -20,8 +20,11 @@ func configCommand() *cli.Command {
 		Usage:     "show the effective value of every setting and where it came from",
 		UsageText: "retval config [--SETTING VALUE]... [--json]",
 		Description: `Prints every setting with its effective value and its source: flag,
-env (RETVAL_*), config (the --config file) or default. Precedence is
-flag > env > config file > default. Answers "why was this not retained?".
+env (RETVAL_*), config (with the file it came from: the --config file, or
+without one the user's $XDG_CONFIG_HOME/retval/config.toml, by default
+~/.config/retval/config.toml) or default. Precedence is
+flag > env > config file > user file > default. Answers "why was this not
+retained?".
 
 Example:
    RETVAL_THRESHOLD=4KiB retval config --config retval.toml
@@ -39,13 +42,14 @@ Exit status: 0 printed, 2 a setting has a bad value.`,
 					Setting string `json:"setting"`
 					Value   string `json:"value"`
 					Source  string `json:"source"`
+					File    string `json:"file,omitempty"`
 					Env     string `json:"env"`
 					Key     string `json:"key"`
 				}
 				var rows []row
 				for _, s := range config.Settings {
 					v := r.Values[s.Flag]
-					rows = append(rows, row{s.Flag, v.Text, string(v.Source), s.Env(), s.Key()})
+					rows = append(rows, row{s.Flag, v.Text, string(v.Source), v.File, s.Env(), s.Key()})
 				}
 				return writeJSON(e.stdout, map[string]any{"settings": rows})
 			}
@@ -53,7 +57,11 @@ Exit status: 0 printed, 2 a setting has a bad value.`,
 			fmt.Fprintln(tw, "SETTING\tVALUE\tSOURCE\tENV")
 			for _, s := range config.Settings {
 				v := r.Values[s.Flag]
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Flag, v.Text, v.Source, s.Env())
+				src := string(v.Source)
+				if v.File != "" {
+					src += " " + v.File
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Flag, v.Text, src, s.Env())
 			}
 			return tw.Flush()
 		},

@@ -97,10 +97,30 @@ type Value struct {
 	Setting
 	Text   string
 	Source Source
+	// File is the config file a FromFile value came from.
+	File string
 }
 
 // File holds the settings of a config file, by key, as text.
-type File map[string]string
+type File struct {
+	Path string
+	Keys map[string]string
+}
+
+// UserFile is the user's config file, read when no --config (or
+// RETVAL_CONFIG) is given: $XDG_CONFIG_HOME/retval/config.toml, by default
+// ~/.config/retval/config.toml. It is "" when neither variable says where.
+func UserFile() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" || !filepath.IsAbs(dir) { // the XDG rule: a relative one is ignored
+		home := os.Getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "retval", "config.toml")
+}
 
 // MaxFileSize bounds a config file: it holds a few dozen settings.
 const MaxFileSize = 1 << 20
@@ -112,7 +132,7 @@ const MaxFileSize = 1 << 20
 func LoadFile(path string) (File, error) {
 	b, err := fsx.ReadUserFile(path, MaxFileSize)
 	if err != nil {
-		return nil, fmt.Errorf("config: %v", err)
+		return File{}, fmt.Errorf("config: %v", err)
 	}
 	raw := map[string]any{}
 	ext := strings.ToLower(filepath.Ext(path))
@@ -128,19 +148,19 @@ func LoadFile(path string) (File, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %v", path, err)
+		return File{}, fmt.Errorf("config %s: %v", path, err)
 	}
-	f := File{}
+	f := File{Path: path, Keys: map[string]string{}}
 	for k, v := range raw {
 		s, ok := lookupKey(k)
 		if !ok || k == "config" { // a config file cannot name another
-			return nil, fmt.Errorf("config %s: unknown setting %q", path, k)
+			return File{}, fmt.Errorf("config %s: unknown setting %q", path, k)
 		}
 		switch v := v.(type) {
 		case string, bool, int, int64, uint64, float64:
-			f[s.Key()] = fmt.Sprint(v)
+			f.Keys[s.Key()] = fmt.Sprint(v)
 		default:
-			return nil, fmt.Errorf("config %s: %s: want a number, string or boolean, not %T", path, k, v)
+			return File{}, fmt.Errorf("config %s: %s: want a number, string or boolean, not %T", path, k, v)
 		}
 	}
 	return f, nil
@@ -168,15 +188,15 @@ func lookupKey(k string) (Setting, bool) {
 func Resolve(s Setting, flag string, flagSet bool, file File) Value {
 	switch {
 	case flagSet:
-		return Value{s, flag, FromFlag}
+		return Value{Setting: s, Text: flag, Source: FromFlag}
 	}
 	if v, ok := os.LookupEnv(s.Env()); ok && v != "" { // empty counts as unset, as in most tools
-		return Value{s, v, FromEnv}
+		return Value{Setting: s, Text: v, Source: FromEnv}
 	}
-	if v, ok := file[s.Key()]; ok {
-		return Value{s, v, FromFile}
+	if v, ok := file.Keys[s.Key()]; ok {
+		return Value{Setting: s, Text: v, Source: FromFile, File: file.Path}
 	}
-	return Value{s, s.Default, FromDefault}
+	return Value{Setting: s, Text: s.Default, Source: FromDefault}
 }
 
 // ParseSize reads a byte count: plain bytes or a KiB, MiB or GiB suffix

@@ -111,7 +111,7 @@ func FuzzLoadFile(f *testing.F) {
 		}
 		file, err := LoadFile(path)
 		if err != nil {
-			if file != nil {
+			if file.Keys != nil {
 				t.Fatalf("error %v with settings %v", err, file)
 			}
 			if !strings.Contains(err.Error(), path) {
@@ -119,7 +119,7 @@ func FuzzLoadFile(f *testing.F) {
 			}
 			return
 		}
-		for k, v := range file {
+		for k, v := range file.Keys {
 			s, ok := lookupKey(k)
 			if !ok || s.Key() != k {
 				t.Fatalf("unknown key %q accepted", k)
@@ -128,7 +128,7 @@ func FuzzLoadFile(f *testing.F) {
 			// either accepts it or names the key.
 			values := map[string]Value{}
 			for _, st := range Settings {
-				values[st.Flag] = Resolve(st, "", false, File{k: v})
+				values[st.Flag] = Resolve(st, "", false, File{Path: path, Keys: map[string]string{k: v}})
 			}
 			if _, err := Build(values); err != nil && !strings.Contains(err.Error(), "config key "+k) {
 				t.Fatalf("bad value of %s = %q: error does not name the key: %v", k, v, err)
