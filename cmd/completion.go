@@ -132,6 +132,7 @@ func complete(app *cli.App, args []string, w io.Writer) {
 // flagValues are the fixed values of flags that take one of a few words.
 var flagValues = map[string][]string{
 	"compress": {"none", "zstd", "auto"},
+	"read-more": {"peek", "shell"},
 	"policy":   {"legacy", "bounded"},
 	"as":       {"lexeme", "string"},
 }

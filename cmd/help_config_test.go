@@ -19,6 +19,8 @@ func sample(s config.Setting) string {
 		return "bounded"
 	case "compress":
 		return "zstd"
+	case "read-more":
+		return "shell"
 	case "run":
 		return "r7"
 	case "runs-dir":

@@ -23,7 +23,7 @@ Example:
    retval replay --run "$RUN" --call "$CALL_ID" < full-output.txt
 
 Exit status: 0 printed, 1 I/O error, 2 usage.`,
-		Flags: append(globalFlags("policy", "threshold", "preview-bytes", "peek-lines"),
+		Flags: append(globalFlags("policy", "read-more", "threshold", "preview-bytes", "peek-lines"),
 			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)"},
 		),
 		Action: func(c *cli.Context) error { return runReplay(c, envOf(c)) },
@@ -52,7 +52,9 @@ func runReplay(c *cli.Context, e *env) error {
 		jw = &verbatimJSON{w: e.stdout}
 		out = jw
 	}
-	res, err := retain.Open(r.RunsDir).ReplayResult(in, out, run, call, r.Limits.StubSettings(r.Policy))
+	st := r.Limits.StubSettings(r.Policy)
+	st.ReadMore = r.ReadMore
+	res, err := retain.Open(r.RunsDir).ReplayResult(in, out, run, call, st)
 	if err != nil {
 		return err
 	}

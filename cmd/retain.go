@@ -28,7 +28,7 @@ Example:
 
 Exit status: 0 printed (stub or verbatim), 1 conflict (the call id holds
 other bytes) or I/O error, 2 usage, 4 run at capacity (bounded policy).`,
-		Flags: append(globalFlags("off", "policy", "compress", "threshold", "preview-bytes", "peek-lines",
+		Flags: append(globalFlags("off", "policy", "compress", "read-more", "threshold", "preview-bytes", "peek-lines",
 			"max-value-size", "max-run-bytes", "max-run-values"),
 			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)"},
 			&cli.StringFlag{Name: "tool", Usage: "name of the tool that produced the result"},
@@ -77,7 +77,7 @@ func runRetain(c *cli.Context, e *env) error {
 		n := c.Int("exit-code")
 		meta.ExitCode = &n
 	}
-	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress}
+	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore}
 	store := retain.Open(r.RunsDir)
 
 	out := e.stdout

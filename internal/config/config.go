@@ -55,6 +55,7 @@ var Settings = []Setting{
 	{"off", "false", Bool, "pass every input through verbatim and store nothing"},
 	{"policy", "legacy", String, "at capacity: legacy (preview, no reference) or bounded (exit 4)"},
 	{"compress", "none", String, "content storage: none, zstd or auto"},
+	{"read-more", "peek", String, "stub's read-more line: peek (for a peek tool) or shell (a command to paste into a shell)"},
 	{"threshold", "20KiB", Size, "retain results larger than this (0 retains everything)"},
 	{"preview-bytes", "1024", Size, "head + tail excerpt budget of a stub"},
 	{"peek-lines", "400", Int, "lines per peek"},
@@ -264,6 +265,7 @@ type Resolved struct {
 	Off     bool
 	// Compress is none, zstd or auto.
 	Compress string
+	ReadMore retain.ReadMore
 	// gc's policy.
 	MaxAge   time.Duration
 	MaxBytes int64
@@ -359,6 +361,13 @@ func Build(values map[string]Value) (*Resolved, error) {
 		r.Policy = retain.Policy(v.Text)
 	default:
 		return nil, bad(v, fmt.Errorf("invalid policy %q: want legacy or bounded", v.Text))
+	}
+	if v := values["read-more"]; true {
+		rm, e := retain.ParseReadMore(v.Text)
+		if e != nil {
+			return nil, bad(v, fmt.Errorf("invalid read-more form %q: want peek or shell", v.Text))
+		}
+		r.ReadMore = rm
 	}
 	switch v := values["compress"]; v.Text {
 	case "none", "zstd", "auto":

@@ -11,6 +11,10 @@ type StubSettings struct {
 	PreviewBytes int64
 	PeekLines    int64
 	Policy       Policy
+	// ReadMore is the form of the read-more line ("" is ReadMorePeek).
+	ReadMore ReadMore
+	// RunsDir is the store the shell form names; Replay fills it in.
+	RunsDir string
 }
 
 // Settings returns the stub settings of l under policy p.
@@ -35,7 +39,7 @@ func (v *Value) Stub(st StubSettings) (string, error) {
 	d := &v.Desc
 	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
 		Head: head, Tail: tail, PreviewBytes: st.PreviewBytes, PeekLines: st.PeekLines,
-		HeaderOnly: st.Policy == PolicyBounded}), nil
+		HeaderOnly: st.Policy == PolicyBounded, ReadMore: st.ReadMore, Run: v.Run, RunsDir: st.RunsDir}), nil
 }
 
 // Replay rebuilds what the model saw for a call: when the value of call
@@ -56,6 +60,9 @@ func (s *Store) Replay(in io.Reader, out io.Writer, run, call string, st StubSet
 // when the input went to out unchanged.
 func (s *Store) ReplayResult(in io.Reader, out io.Writer, run, call string, st StubSettings) (*Result, error) {
 	verbatim := &Result{Verbatim: true}
+	if st.RunsDir == "" {
+		st.RunsDir = s.Dir
+	}
 	v, err := s.openValue(run, call, false)
 	if err != nil {
 		_, cerr := io.Copy(out, in)

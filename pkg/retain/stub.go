@@ -3,6 +3,7 @@ package retain
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -28,6 +29,36 @@ type StubInput struct {
 	NotRetained string
 	// HeaderOnly prints the header line alone (the bounded policy).
 	HeaderOnly bool
+	// ReadMore is the form of the read-more line; ReadMoreShell names Run
+	// and RunsDir in it.
+	ReadMore ReadMore
+	Run      ID
+	RunsDir  string
+}
+
+// ReadMore is the form of a stub's read-more line (SPEC §3).
+type ReadMore string
+
+const (
+	// ReadMorePeek: "[read more: peek ID --lines A-B | --query TEXT]", for a
+	// harness whose model has a peek_value tool.
+	ReadMorePeek ReadMore = "peek"
+	// ReadMoreShell: a whole command that works pasted into a shell as it
+	// stands, the alternative named after a comment sign:
+	// "retval peek --runs-dir DIR --run R --lines A-B ID  # read more, or: --query TEXT instead of --lines".
+	// For harnesses whose model reads values with its shell tool.
+	ReadMoreShell ReadMore = "shell"
+)
+
+// ParseReadMore checks the name of a read-more form.
+func ParseReadMore(s string) (ReadMore, error) {
+	switch ReadMore(s) {
+	case "", ReadMorePeek:
+		return ReadMorePeek, nil
+	case ReadMoreShell:
+		return ReadMoreShell, nil
+	}
+	return "", Errorf(CodeUsage, "unknown read-more form %q: want peek or shell", s)
 }
 
 // Completeness renders the completeness part of a stub's header.
@@ -95,9 +126,15 @@ func RenderStub(in StubInput) string {
 		if in.PeekLines > 0 {
 			last = min(in.Lines, firstUnshown+in.PeekLines-1)
 		}
-		b.WriteString("[read more: ")
-		b.WriteString(PeekCommand(in.ID, fmt.Sprintf("--lines %d-%d", firstUnshown, last)))
-		b.WriteString(" | --query TEXT]\n")
+		sel := fmt.Sprintf("--lines %d-%d", firstUnshown, last)
+		if in.ReadMore == ReadMoreShell {
+			b.WriteString(ShellPeekCommand(in.RunsDir, in.Run, in.ID, sel))
+			b.WriteString("  # read more, or: --query TEXT instead of --lines\n")
+		} else {
+			b.WriteString("[read more: ")
+			b.WriteString(PeekCommand(in.ID, sel))
+			b.WriteString(" | --query TEXT]\n")
+		}
 	}
 	return b.String()
 }
@@ -110,6 +147,33 @@ func PeekCommand(id ID, selector string) string {
 		return "peek " + selector + " -- " + string(id)
 	}
 	return "peek " + string(id) + " " + selector
+}
+
+// ShellPeekCommand is a shell command that peeks id of run in the store at
+// runsDir with the given selector flags. runsDir is made absolute (so the
+// command works from any directory) and quoted for a POSIX shell where it
+// needs it; ids and runs never do.
+func ShellPeekCommand(runsDir string, run, id ID, selector string) string {
+	if abs, err := filepath.Abs(runsDir); err == nil {
+		runsDir = abs
+	}
+	return "retval peek --runs-dir " + shellQuote(runsDir) + " --run " + string(run) + " " + strings.TrimPrefix(PeekCommand(id, selector), "peek ")
+}
+
+// shellQuote quotes s for a POSIX shell, unless it is made of characters
+// no shell treats specially.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_-./+,:@%=", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // fragmentMin is the least excerpt budget that shows part of a line: an

@@ -237,3 +237,21 @@ func TestStubEscapes(t *testing.T) {
 		t.Errorf("stub does not show the line escaped as %q:\n%s", want, res.Stub)
 	}
 }
+
+// TestShellPeekCommand: the shell form quotes what needs quoting and
+// nothing else.
+func TestShellPeekCommand(t *testing.T) {
+	for _, tc := range []struct{ dir, want string }{
+		{"/s/runs", "retval peek --runs-dir /s/runs --run r id --lines 1-4"},
+		{"/my runs", "retval peek --runs-dir '/my runs' --run r id --lines 1-4"},
+		{"/it's", `retval peek --runs-dir '/it'\''s' --run r id --lines 1-4`},
+		{"/$HOME;rm", "retval peek --runs-dir '/$HOME;rm' --run r id --lines 1-4"},
+	} {
+		if got := ShellPeekCommand(tc.dir, "r", "id", "--lines 1-4"); got != tc.want {
+			t.Errorf("%q: %s, want %s", tc.dir, got, tc.want)
+		}
+	}
+	if got := ShellPeekCommand("/s", "-r", "-id", "--lines 1-4"); got != "retval peek --runs-dir /s --run -r --lines 1-4 -- -id" {
+		t.Errorf("dash ids: %s", got)
+	}
+}

@@ -26,6 +26,8 @@ type RetainOptions struct {
 	// Compress is "none" (or empty), "zstd" or "auto": seekable zstd for
 	// values of at least 1 MiB whose first 256 KiB compress at least 1.5×.
 	Compress string
+	// ReadMore is the form of the stub's read-more line ("" is ReadMorePeek).
+	ReadMore ReadMore
 }
 
 // Result is what Retain did.
@@ -324,7 +326,8 @@ func (w *writer) stub(d *Descriptor, notRetained string) string {
 	L := w.lim
 	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
 		Head: w.st.head, Tail: w.st.tailBytes(), PreviewBytes: L.PreviewBytes, PeekLines: L.PeekLines,
-		NotRetained: notRetained, HeaderOnly: w.opts.Policy == PolicyBounded})
+		NotRetained: notRetained, HeaderOnly: w.opts.Policy == PolicyBounded,
+		ReadMore: w.opts.ReadMore, Run: w.runID, RunsDir: w.store.Dir})
 }
 
 // commit makes the value exist: content, index, descriptor, each synced and
