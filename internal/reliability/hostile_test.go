@@ -77,12 +77,20 @@ func runWatched(t *testing.T, measure bool, env []string, args ...string) bounde
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Env = append(os.Environ(), env...)
-	// A group of its own, so a kill reaches retval under /usr/bin/time.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting retval %v: %v", args, err)
 	}
-	kill := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// kill ends retval, also under /usr/bin/time: a child is not reaped
+	// before its parent waits for it, so its pid cannot have been reused.
+	kill := func() {
+		if cmd.Process.Signal(syscall.Signal(0)) != nil {
+			return // already waited for
+		}
+		for _, c := range children(cmd.Process.Pid) {
+			syscall.Kill(c, syscall.SIGKILL)
+		}
+		cmd.Process.Kill()
+	}
 	var hung, runaway atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -136,14 +144,22 @@ func rss(pid int) int64 {
 			}
 		}
 	}
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)); err == nil {
-		for _, c := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(c); err == nil {
-				total += rss(n)
-			}
-		}
+	for _, c := range children(pid) {
+		total += rss(c)
 	}
 	return total
+}
+
+// children lists the child processes of pid.
+func children(pid int) []int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	var out []int
+	for _, c := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(c); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // finished asserts that b ended by itself with a documented exit status
