@@ -13,33 +13,24 @@ type BytesPage struct {
 	Size  int64  `json:"size"` // the value's size
 	Data  []byte `json:"-"`    // bytes [Start, Start+len(Data))
 	// Next is the byte range that continues, when the cap cut the page.
-	Next *Range `json:"next,omitempty"`
+	Next   *Range `json:"next,omitempty"`
+	escape bool
 }
 
 // Bytes reads the half-open byte range [start, end) of v within caps c.
 // The range follows resolve's rules (CheckBytes): in bounds, and neither
 // end inside a UTF-8 sequence. A range larger than the byte cap is cut at
-// a UTF-8 boundary and names the range that continues.
+// a UTF-8 boundary and names the range that continues. The page is held in
+// memory; WriteBytes streams.
 func Bytes(v *retain.Value, start, end int64, c Caps) (*BytesPage, error) {
 	return bytesPage(sourceOf(v), start, end, c)
 }
 
-func bytesPage(src source, start, end int64, c Caps) (*BytesPage, error) {
-	if err := checkBytes(src, start, end); err != nil {
+func bytesPage(src source, start, end int64, caps Caps) (*BytesPage, error) {
+	c := caps.effective()
+	p, stop, err := planBytes(src, start, end, c)
+	if err != nil {
 		return nil, err
-	}
-	p := &BytesPage{Start: start, End: end, Size: src.Size()}
-	stop := end
-	if c.Bytes > 0 && end-start > c.Bytes {
-		reserve := int64(len(p.trailer(worstNumber(src.Size()))))
-		if need := reserve + minProgress; c.Bytes < need {
-			return nil, tooSmall(c, need)
-		}
-		var err error
-		if stop, err = boundaryAtOrBefore(src, start+c.Bytes-reserve, start); err != nil {
-			return nil, err
-		}
-		p.Next = &Range{stop, end}
 	}
 	p.Data = make([]byte, stop-start)
 	if _, err := readFull(src, p.Data, start); err != nil {
@@ -48,11 +39,52 @@ func bytesPage(src source, start, end int64, c Caps) (*BytesPage, error) {
 	return p, nil
 }
 
-// Render returns the text of the page: the bytes as stored, then, when the
-// cap cut them, the continuation line (after a newline of its own when the
-// bytes do not end in one).
+// planBytes checks [start, end) and returns its page without the data,
+// and where the data shown stops.
+func planBytes(src source, start, end int64, c capped) (*BytesPage, int64, error) {
+	if err := checkBytes(src, start, end); err != nil {
+		return nil, 0, err
+	}
+	p := &BytesPage{Start: start, End: end, Size: src.Size(), escape: c.Escape}
+	stop := end
+	if c.Bytes > 0 && (end-start > c.Bytes || c.Escape && end-start > c.Bytes/4) {
+		reserve := int64(len(p.trailer(worstNumber(src.Size()))))
+		if end-start <= c.Bytes {
+			// Escaping may make it longer than the cap: measure it.
+			w, err := shownLen(src, start, end, c)
+			if err != nil {
+				return nil, 0, err
+			}
+			if w <= c.Bytes {
+				return p, stop, nil
+			}
+		}
+		if need := reserve + c.minProgress(); c.Bytes < need {
+			return nil, 0, tooSmall(c, need)
+		}
+		var err error
+		if stop, err = fit(src, start, end, c.Bytes-reserve, c); err != nil {
+			return nil, 0, err
+		}
+		p.Next = &Range{stop, end}
+	}
+	return p, stop, nil
+}
+
+// shownLen returns how many bytes [start, end) of src take as shown.
+func shownLen(src source, start, end int64, c capped) (int64, error) {
+	buf := make([]byte, end-start)
+	if _, err := readFull(src, buf, start); err != nil {
+		return 0, err
+	}
+	return c.shown(buf), nil
+}
+
+// Render returns the text of the page: the bytes as stored (or escaped,
+// under Caps.Escape), then, when the cap cut them, the continuation line
+// (after a newline of its own when the bytes do not end in one).
 func (p *BytesPage) Render() []byte {
-	b := append([]byte(nil), p.Data...)
+	b := appendText(nil, p.Data, p.escape)
 	return appendTrailer(b, p.Trailer())
 }
 

@@ -17,34 +17,58 @@ type Line struct {
 	// (a last line without one stays without), unless Cut.
 	Text []byte
 	// Cut says the line was longer than the cap: Text is a prefix ending on
-	// a UTF-8 boundary, and Rest is the byte range of the remainder.
+	// a UTF-8 boundary, and Rest is the byte range of the remainder — or,
+	// when Window is set, the part of the line around a match.
 	Cut bool
 	// Match says a query matched this line (the others are its context).
-	Match   bool
+	Match bool
+	// Window is set on a matching line too long for the cap that a search
+	// shows around its first match: Text is then the bytes of the window.
+	Window  *Window
 	newline bool // the line ends in a newline (at End-1)
 }
 
+// Window is the part of a long matching line a search shows: the
+// half-open byte range [Start, End) of the value, cut on UTF-8 boundaries,
+// around the line's first match, which starts at offset Match.
+type Window struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+	Match int64 `json:"match"`
+}
+
 // Rest returns the half-open byte range of the part of a cut line that was
-// not shown, its newline excluded: the --bytes range that reads it.
+// not shown, its newline excluded: the --bytes range that reads it. For a
+// window, it is the part after the window.
 func (l Line) Rest() (start, end int64) {
-	end = l.End
-	if l.newline {
-		end--
+	end = l.textEnd()
+	from := l.Start + int64(len(l.Text))
+	if l.Window != nil {
+		from = l.Window.End
 	}
-	return min(l.Start+int64(len(l.Text)), end), end
+	return min(from, end), end
+}
+
+// textEnd is the offset of the line's end, its newline excluded.
+func (l Line) textEnd() int64 {
+	if l.newline {
+		return l.End - 1
+	}
+	return l.End
 }
 
 // MarshalJSON renders a line for --json output: the text as a string.
 func (l Line) MarshalJSON() ([]byte, error) {
 	type line struct {
-		N     int64  `json:"n"`
-		Start int64  `json:"start"`
-		End   int64  `json:"end"`
-		Text  string `json:"text"`
-		Cut   bool   `json:"cut,omitempty"`
-		Match bool   `json:"match,omitempty"`
+		N      int64   `json:"n"`
+		Start  int64   `json:"start"`
+		End    int64   `json:"end"`
+		Text   string  `json:"text"`
+		Cut    bool    `json:"cut,omitempty"`
+		Match  bool    `json:"match,omitempty"`
+		Window *Window `json:"window,omitempty"`
 	}
-	return json.Marshal(line{l.N, l.Start, l.End, string(l.Text), l.Cut, l.Match})
+	return json.Marshal(line{l.N, l.Start, l.End, string(l.Text), l.Cut, l.Match, l.Window})
 }
 
 // Range is an inclusive line range or a half-open byte range, as the flag
@@ -63,21 +87,36 @@ type LinesPage struct {
 	// Next is the line range that continues, when the caps cut the page
 	// before Last.
 	Next *Range `json:"next,omitempty"`
+	// Clamped says the range asked for goes past the value's last line:
+	// Last is cut to it, and a page that reaches it says so in its
+	// continuation line ("the value ends at line N").
+	Clamped bool `json:"clamped,omitempty"`
+	escape  bool
 }
 
 // Lines reads lines first..last (1-based, inclusive) of v within caps c.
-// A last past the end is cut to the value's last line; ToEnd asks for as
-// many lines as the caps allow. A first line past the end is invalid_range,
-// except that Lines(v, 1, ToEnd, c) of an empty value is an empty page. It
-// seeks through the value's line index, so a page at the end of a large
-// value reads about as much as one at its start.
+// A last past the end is cut to the value's last line, and the page that
+// shows it says where the value ends; ToEnd asks for as many lines as the
+// caps allow. A first line past the end is invalid_range, except that
+// Lines(v, 1, ToEnd, c) of an empty value is an empty page. It seeks
+// through the value's line index, so a page at the end of a large value
+// reads about as much as one at its start. The page is held in memory (at
+// most the byte cap, when there is one); WriteLines streams.
 func Lines(v *retain.Value, first, last int64, c Caps) (*LinesPage, error) {
 	return lines(sourceOf(v), first, last, c)
 }
 
-func lines(src source, first, last int64, c Caps) (*LinesPage, error) {
+// newLinesPage is the page of lines first..last of src, without its lines.
+func newLinesPage(src source, first, last int64, c capped) *LinesPage {
 	n := src.Lines()
-	p := &LinesPage{First: first, Last: min(last, n), Total: n, Lines: []Line{}}
+	return &LinesPage{First: first, Last: min(last, n), Total: n, Lines: []Line{},
+		Clamped: last != ToEnd && last > n, escape: c.Escape}
+}
+
+func lines(src source, first, last int64, caps Caps) (*LinesPage, error) {
+	c := caps.effective()
+	p := newLinesPage(src, first, last, c)
+	n := p.Total
 	if first == 1 && last == ToEnd && n == 0 {
 		return p, nil
 	}
@@ -108,6 +147,9 @@ func lines(src source, first, last int64, c Caps) (*LinesPage, error) {
 		if err != nil {
 			return nil, err
 		}
+		if full && room >= 0 && c.shown(text) > room {
+			full = false // it fits as stored, not escaped
+		}
 		if !full && len(p.Lines) > 0 {
 			break // only a line that alone passes the cap is cut
 		}
@@ -115,57 +157,58 @@ func lines(src source, first, last int64, c Caps) (*LinesPage, error) {
 		if !full {
 			break
 		}
-		used += gutterLen(k) + int64(len(text))
+		used += gutterLen(k) + c.shown(text)
 	}
 	shown := p.Lines[len(p.Lines)-1]
-	if !shown.Cut && shown.N == p.Last && !fullPage(p, c) {
+	if !shown.Cut && shown.N == p.Last && !fullPage(int64(len(p.Lines)), shown.N, p.Total, c) && !p.Clamped {
 		return p, nil // everything asked for fits: no continuation line
 	}
 	// A continuation line is needed: make room for it.
 	if c.Bytes > 0 {
 		reserve := int64(len(p.trailer(worstNumber(src.Size()))))
-		if need := reserve + gutterLen(first) + minProgress; c.Bytes < need {
+		if need := reserve + gutterLen(first) + c.minProgress(); c.Bytes < need {
 			return nil, tooSmall(c, need)
 		}
 		budget := c.Bytes - reserve
 		for len(p.Lines) > 1 && used > budget {
 			l := p.Lines[len(p.Lines)-1]
 			if !l.Cut {
-				used -= gutterLen(l.N) + int64(len(l.Text))
+				used -= gutterLen(l.N) + c.shown(l.Text)
 			}
 			p.Lines = p.Lines[:len(p.Lines)-1]
 		}
-		if l := &p.Lines[0]; len(p.Lines) == 1 && (l.Cut || gutterLen(l.N)+int64(len(l.Text)) > budget) {
-			if err := cutLine(src, l, budget-gutterLen(l.N)); err != nil {
+		if l := &p.Lines[0]; len(p.Lines) == 1 && (l.Cut || gutterLen(l.N)+c.shown(l.Text) > budget) {
+			if err := cutLine(src, l, budget-gutterLen(l.N), c); err != nil {
 				return nil, err
 			}
 		}
 	}
-	p.Next = nextLines(p, c)
+	l := p.Lines[len(p.Lines)-1]
+	p.Next = nextLines(int64(len(p.Lines)), l.N, p.Last, p.Total, c)
 	return p, nil
 }
 
-// fullPage reports whether the page holds as many lines as the line cap
-// allows and the value goes on: then it names the next page even when it
-// shows the whole range asked for, so that following the hints reads the
-// whole value.
-func fullPage(p *LinesPage, c Caps) bool {
-	return c.Lines > 0 && int64(len(p.Lines)) == c.Lines && p.Lines[len(p.Lines)-1].N < p.Total
+// fullPage reports whether a page of shown lines, the last of them line
+// lastN, holds as many lines as the line cap allows and the value goes on:
+// then it names the next page even when it shows the whole range asked
+// for, so that following the hints reads the whole value.
+func fullPage(shown, lastN, total int64, c capped) bool {
+	return c.Lines > 0 && shown == c.Lines && lastN < total
 }
 
-// nextLines is the range that continues page p, when the caps cut it
-// before the last line asked for or it is a full page: the next page of the
-// value, from the line after the last shown.
-func nextLines(p *LinesPage, c Caps) *Range {
-	b := p.Lines[len(p.Lines)-1].N
-	if b == p.Last && !fullPage(p, c) {
+// nextLines is the range that continues a page of shown lines ending at
+// line b, when the caps cut it before the last line asked for or it is a
+// full page: the next page of the value, from the line after the last
+// shown.
+func nextLines(shown, b, last, total int64, c capped) *Range {
+	if b == last && !fullPage(shown, b, total, c) {
 		return nil
 	}
-	last := p.Total
+	end := total
 	if c.Lines > 0 {
-		last = min(last, b+c.Lines)
+		end = min(end, b+c.Lines)
 	}
-	return &Range{b + 1, last}
+	return &Range{b + 1, end}
 }
 
 // newLine makes the Line read at start: whole, or the prefix of a line
@@ -175,10 +218,10 @@ func newLine(n, start int64, text []byte, full bool) Line {
 		newline: full && len(text) > 0 && text[len(text)-1] == '\n'}
 }
 
-// cutLine cuts l to at most room bytes, at a UTF-8 boundary, and finds
-// where the line ends so that its rest can be named.
-func cutLine(src source, l *Line, room int64) error {
-	at, err := boundaryAtOrBefore(src, l.Start+min(room, int64(len(l.Text))), l.Start)
+// cutLine cuts l to at most room bytes as shown, at a UTF-8 boundary, and
+// finds where the line ends so that its rest can be named.
+func cutLine(src source, l *Line, room int64, c capped) error {
+	at, err := fit(src, l.Start, l.Start+int64(len(l.Text)), room, c)
 	if err != nil {
 		return err
 	}

@@ -20,14 +20,24 @@ var queryChunk = 1 << 20
 
 // scanResult is what a search pass finds.
 type scanResult struct {
-	total  int64   // matching lines
-	before int64   // matching lines starting before the after offset
+	afterOff int64 // matches in lines from here on are kept
+	// keep is how many line starts to keep (-1: all), unless emit is set:
+	// then each is handed to emit, and a search stops at its error.
+	keep  int
+	emit  func(lineStart int64) error
+	total int64 // matching lines
+	// before counts the matching lines starting before afterOff.
+	before int64
 	starts []int64 // line starts of the first matches at or after it
 }
 
 // matcher finds matching lines in a value, one pass, bounded memory.
 type matcher interface {
-	scan(src source, afterOff int64, keep int) (scanResult, error)
+	// scan finds every matching line of src, in order, adding each to r.
+	scan(src source, r *scanResult) error
+	// locate returns the byte range of the first match in the line
+	// [ls, le) of src (its newline excluded), which must match.
+	locate(src source, ls, le int64) (start, end int64, err error)
 }
 
 // compileQuery returns the matcher of a query: a plain substring (SIMD
@@ -170,8 +180,7 @@ func perLine(re *syntax.Regexp) *syntax.Regexp {
 // straddle the boundary.
 type substring []byte
 
-func (q substring) scan(src source, afterOff int64, keep int) (scanResult, error) {
-	var r scanResult
+func (q substring) scan(src source, r *scanResult) error {
 	size := src.Size()
 	ov := len(q) - 1
 	chunk := max(queryChunk, len(q))
@@ -183,7 +192,7 @@ func (q substring) scan(src source, afterOff int64, keep int) (scanResult, error
 	for base := int64(0); base < size; {
 		n, err := readChunk(src, buf[ov:ov+int(min(int64(chunk), size-base))], base)
 		if err != nil {
-			return r, err
+			return err
 		}
 		if anchor < 0 {
 			anchor = rarest(q, buf[ov:ov+min(n, 256<<10)])
@@ -211,7 +220,9 @@ func (q substring) scan(src source, afterOff int64, keep int) (scanResult, error
 			if j := bytes.LastIndexByte(p[i:m], '\n'); j >= 0 {
 				cur = pbase + int64(i+j+1)
 			}
-			r.add(cur, afterOff, keep)
+			if err := r.add(cur); err != nil {
+				return err
+			}
 			i = m + len(q)
 			skipping = true
 		}
@@ -225,8 +236,31 @@ func (q substring) scan(src source, afterOff int64, keep int) (scanResult, error
 		copy(buf[ov-kept:ov], p[len(p)-kept:])
 		base += int64(n)
 	}
-	return r, nil
+	return nil
 }
+
+func (q substring) locate(src source, ls, le int64) (int64, int64, error) {
+	ov := len(q) - 1
+	buf := make([]byte, max(scanChunk, 2*len(q)))
+	for at := ls; at < le; {
+		n, err := readFull(src, buf[:min(int64(len(buf)), le-at)], at)
+		if err != nil {
+			return 0, 0, err
+		}
+		if i := bytes.Index(buf[:n], q); i >= 0 {
+			return at + int64(i), at + int64(i+len(q)), nil
+		}
+		if at+int64(n) >= le {
+			break
+		}
+		at += int64(max(n-ov, 1))
+	}
+	return 0, 0, errNoMatch
+}
+
+// errNoMatch is the error of locate on a line that does not match: the
+// value changed under a search, or a matcher disagrees with itself.
+var errNoMatch = retain.Errorf(retain.CodeCorrupt, "a line found by a search does not match on a second read; run retval verify")
 
 // index returns the offset of the first q in p, finding candidates by the
 // byte of q at anchor.
@@ -276,13 +310,17 @@ func readChunk(src source, p []byte, off int64) (int, error) {
 	return readFull(src, p, off)
 }
 
-func (r *scanResult) add(lineStart, afterOff int64, keep int) {
+func (r *scanResult) add(lineStart int64) error {
 	r.total++
-	if lineStart < afterOff {
+	switch {
+	case lineStart < r.afterOff:
 		r.before++
-	} else if keep < 0 || len(r.starts) < keep {
+	case r.emit != nil:
+		return r.emit(lineStart)
+	case r.keep < 0 || len(r.starts) < r.keep:
 		r.starts = append(r.starts, lineStart)
 	}
+	return nil
 }
 
 // regexMatcher matches lines with an RE2 expression (see lineRegexp). Lines
@@ -349,8 +387,7 @@ func (c *candidates) find(text []byte, pos int) int {
 	return best
 }
 
-func (m *regexMatcher) scan(src source, afterOff int64, keep int) (scanResult, error) {
-	var r scanResult
+func (m *regexMatcher) scan(src source, r *scanResult) error {
 	size := src.Size()
 	buf := make([]byte, queryChunk)
 	base, fill := int64(0), 0 // buf[:fill] holds the bytes at base, base a line start
@@ -359,7 +396,7 @@ func (m *regexMatcher) scan(src source, afterOff int64, keep int) (scanResult, e
 	for base < size {
 		n, err := readFull(src, buf[fill:min(int64(len(buf)), size-base)], base+int64(fill))
 		if err != nil {
-			return r, err
+			return err
 		}
 		n += fill
 		atEnd := base+int64(n) == size
@@ -368,9 +405,9 @@ func (m *regexMatcher) scan(src source, afterOff int64, keep int) (scanResult, e
 			j := bytes.LastIndexByte(text, '\n')
 			if j < 0 {
 				// One line longer than the buffer.
-				end, err := m.longLine(src, base, &r, afterOff, keep)
+				end, err := m.longLine(src, base, r)
 				if err != nil {
-					return r, err
+					return err
 				}
 				base, fill = end, 0
 				continue
@@ -398,7 +435,9 @@ func (m *regexMatcher) scan(src source, afterOff int64, keep int) (scanResult, e
 					le = c + j
 				}
 				if m.re.Match(text[ls:le]) {
-					r.add(base+int64(ls), afterOff, keep)
+					if err := r.add(base + int64(ls)); err != nil {
+						return err
+					}
 				}
 				pos = le + 1
 			}
@@ -416,7 +455,9 @@ func (m *regexMatcher) scan(src source, afterOff int64, keep int) (scanResult, e
 			}
 			at := i + loc[0]
 			ls := bytes.LastIndexByte(text[:at], '\n') + 1
-			r.add(base+int64(ls), afterOff, keep)
+			if err := r.add(base + int64(ls)); err != nil {
+				return err
+			}
 			j := bytes.IndexByte(text[at:], '\n')
 			if j < 0 {
 				break
@@ -429,12 +470,12 @@ func (m *regexMatcher) scan(src source, afterOff int64, keep int) (scanResult, e
 			break
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // longLine matches the line starting at start as a stream and returns the
 // offset just past it.
-func (m *regexMatcher) longLine(src source, start int64, r *scanResult, afterOff int64, keep int) (int64, error) {
+func (m *regexMatcher) longLine(src source, start int64, r *scanResult) (int64, error) {
 	end, newline, err := lineEnd(src, start)
 	if err != nil {
 		return 0, err
@@ -445,7 +486,18 @@ func (m *regexMatcher) longLine(src source, start int64, r *scanResult, afterOff
 	}
 	rd := bufio.NewReaderSize(io.NewSectionReader(src, start, textEnd-start), scanChunk)
 	if m.re.MatchReader(rd) {
-		r.add(start, afterOff, keep)
+		if err := r.add(start); err != nil {
+			return 0, err
+		}
 	}
 	return end, nil
+}
+
+func (m *regexMatcher) locate(src source, ls, le int64) (int64, int64, error) {
+	rd := bufio.NewReaderSize(io.NewSectionReader(src, ls, le-ls), scanChunk)
+	loc := m.re.FindReaderIndex(rd)
+	if loc == nil {
+		return 0, 0, errNoMatch
+	}
+	return ls + int64(loc[0]), ls + int64(loc[1]), nil
 }

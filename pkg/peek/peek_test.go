@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retval/retval/internal/safetext"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -29,7 +30,14 @@ func TestLinesRender(t *testing.T) {
 	}{
 		{"gutter", "a\nb\nc\n", 1, ToEnd, DefaultCaps, "1: a\n2: b\n3: c\n"},
 		{"range", "a\nb\nc\n", 2, 3, DefaultCaps, "2: b\n3: c\n"},
-		{"last past the end is cut", "a\nb\nc\n", 2, 99, DefaultCaps, "2: b\n3: c\n"},
+		{"last past the end is cut and says so", "a\nb\nc\n", 2, 99, DefaultCaps, "2: b\n3: c\n[lines 2-3 of 3; the value ends at line 3]\n"},
+		{"last just past the end", "a\nb\nc", 3, 4, DefaultCaps, "3: c\n[lines 3-3 of 3; the value ends at line 3]\n"},
+		{"last at the end is exact", "a\nb\nc\n", 2, 3, DefaultCaps, "2: b\n3: c\n"},
+		{"past the end, cut by the line cap first", string(numbered(10)), 2, 99, Caps{Lines: 3}, "2: line 2\n3: line 3\n4: line 4\n[lines 2-4 of 10; next: --lines 5-7]\n"},
+		{"past the end, the last page", string(numbered(10)), 8, 99, Caps{Lines: 3}, "8: line 8\n9: line 9\n10: line 10\n[lines 8-10 of 10; the value ends at line 10]\n"},
+		{"past the end, a cut line", "x\n" + long, 2, 5, Caps{Bytes: 150},
+			"2: " + strings.Repeat("é", 11) + "\n[lines 2-2 of 2, line 2 cut; rest of line 2: --bytes 24-602; the value ends at line 2]\n"},
+		{"past the end with no caps", string(numbered(3)), 2, 9, NoCaps, "2: line 2\n3: line 3\n[lines 2-3 of 3; the value ends at line 3]\n"},
 		{"no final newline stays so", "a\nb", 1, ToEnd, DefaultCaps, "1: a\n2: b"},
 		{"crlf shown as stored", "a\r\nb\r\n", 1, 2, DefaultCaps, "1: a\r\n2: b\r\n"},
 		{"empty lines", "\n\nx\n", 1, ToEnd, DefaultCaps, "1: \n2: \n3: x\n"},
@@ -77,7 +85,7 @@ func TestLinesErrors(t *testing.T) {
 		code        retain.Code
 		msg         string
 	}{
-		{4, 5, DefaultCaps, retain.CodeInvalidRange, "line 4 is past the end: the value has 3 lines"},
+		{4, 5, DefaultCaps, retain.CodeInvalidRange, "line range 4-5 starts past the end: the value has lines 1-3"},
 		{0, 5, DefaultCaps, retain.CodeInvalidRange, "lines count from 1"},
 		{3, 2, DefaultCaps, retain.CodeInvalidRange, "must not be reversed"},
 		{1, ToEnd, Caps{Lines: 1, Bytes: 20}, retain.CodeUsage, "too small"},
@@ -89,6 +97,39 @@ func TestLinesErrors(t *testing.T) {
 	}
 	if _, err := lines(newMem(nil, 0), 1, 1, DefaultCaps); retain.CodeOf(err) != retain.CodeInvalidRange {
 		t.Errorf("explicit line of an empty value: %v", err)
+	}
+}
+
+// TestPastTheEnd: a range that starts past the end of the value fails
+// with invalid_range naming the valid range, for lines and bytes alike.
+func TestPastTheEnd(t *testing.T) {
+	v := newMem([]byte("héllo\nworld\n"), 0) // 13 bytes, 2 lines
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{checkLines(3, 9, 2), "line range 3-9 starts past the end: the value has lines 1-2"},
+		{checkLines(3, ToEnd, 2), "line range 3- starts past the end: the value has lines 1-2"},
+		{checkLines(1, 1, 0), "line range 1-1: the value is empty, it has no lines"},
+		{checkBytes(v, 20, 30), "byte range 20-30 starts past the end: the value has bytes 0-13 (13 bytes); ask for a range within them"},
+		{checkBytes(v, 13, 14), "byte range 13-14 ends past the end: the value has bytes 0-13 (13 bytes); ask for bytes 13-13"},
+		{checkBytes(v, 4, 99), "byte range 4-99 ends past the end: the value has bytes 0-13 (13 bytes); ask for bytes 4-13"},
+		{checkBytes(newMem([]byte("x"), 0), 0, 2), "byte range 0-2 ends past the end: the value has bytes 0-1 (1 byte); ask for bytes 0-1"},
+	} {
+		if retain.CodeOf(tc.err) != retain.CodeInvalidRange || tc.err.Error() != tc.want {
+			t.Errorf("got %v, want invalid_range %q", tc.err, tc.want)
+		}
+	}
+	for _, c := range []Caps{DefaultCaps, NoCaps} {
+		if _, err := lines(v, 3, 4, c); retain.CodeOf(err) != retain.CodeInvalidRange {
+			t.Errorf("lines 3-4 of 2, caps %+v: %v", c, err)
+		}
+		if err := writeLines(new(bytes.Buffer), v, 3, 4, c); retain.CodeOf(err) != retain.CodeInvalidRange {
+			t.Errorf("write lines 3-4 of 2, caps %+v: %v", c, err)
+		}
+		if err := writeBytes(new(bytes.Buffer), v, 0, 14, c); retain.CodeOf(err) != retain.CodeInvalidRange {
+			t.Errorf("write bytes 0-14 of 13, caps %+v: %v", c, err)
+		}
 	}
 }
 
@@ -135,19 +176,62 @@ func TestQueryRender(t *testing.T) {
 	}
 }
 
-func TestQueryLongLineCut(t *testing.T) {
+// TestQueryLongLineWindow: a matching line longer than the cap is shown
+// around its first match, however deep in the line, with the window's
+// offsets and the --bytes range of the whole line.
+func TestQueryLongLineWindow(t *testing.T) {
 	v := []byte("short\n" + strings.Repeat("ab", 500) + "NEEDLE" + strings.Repeat("€", 100) + "\nNEEDLE again\n")
-	p, err := query(newMem(v, 0), QueryOptions{Query: "NEEDLE"}, Caps{Bytes: 200})
+	for _, o := range []QueryOptions{{Query: "NEEDLE"}, {Query: "NEE+DLE", Regex: true}, {Query: "needle", IgnoreCase: true}} {
+		p, err := query(newMem(v, 0), o, Caps{Bytes: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(p.Render())
+		// The room is 133 bytes: 63 before the match, 63 after it (21 €).
+		want := "2: b" + strings.Repeat("ab", 31) + "NEEDLE" + strings.Repeat("€", 21) + "\n" +
+			"[2 matches; shown 1-1, line 2 too long: showing bytes 943-1075 around the match at byte 1006; whole line: --bytes 6-1312; next: --after-line 2]\n"
+		if got != want {
+			t.Errorf("%+v:\ngot  %q\nwant %q", o, got, want)
+		}
+		if len(got) > 300 {
+			t.Errorf("%d bytes, cap 300", len(got))
+		}
+	}
+	// Near the start or the end of the line, the window uses the room on
+	// the other side; a match longer than the room is shown from its start.
+	end := []byte(strings.Repeat("x", 1000) + "END\n")
+	p, err := query(newMem(end, 0), QueryOptions{Query: "END"}, Caps{Bytes: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := string(p.Render())
-	want := "2: " + strings.Repeat("ab", 43) + "\n[2 matches; shown 1-1, line 2 cut; rest of line 2: --bytes 92-1312; next: --after-line 2]\n"
-	if got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
+	if w := p.Lines[0].Window; w == nil || w.End != 1003 || w.Match != 1000 || string(p.Lines[0].Text) != strings.Repeat("x", 1003-int(w.Start)-3)+"END" || 1003-w.Start < 100 {
+		t.Errorf("a match at the end of the line: %q %+v", p.Render(), w)
 	}
-	if len(got) > 200 {
-		t.Errorf("%d bytes, cap 200", len(got))
+	start := []byte("START" + strings.Repeat("x", 1000) + "\n")
+	p, err = query(newMem(start, 0), QueryOptions{Query: "START"}, Caps{Bytes: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Lines[0].Window; w == nil || w.Start != 0 || w.Match != 0 || !strings.HasPrefix(string(p.Lines[0].Text), "STARTxx") || w.End < 100 {
+		t.Errorf("a match at the start of the line: %q %+v", p.Render(), w)
+	}
+	p, err = query(newMem(start, 0), QueryOptions{Query: "Sx*", Regex: true}, Caps{Bytes: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Lines[0].Window; w == nil || w.Start != 0 || w.Match != 0 {
+		t.Errorf("a match longer than the window: %q %+v", p.Render(), w)
+	}
+	// Escaped, the window counts the escaped bytes and is cut between
+	// sequences.
+	esc := []byte(strings.Repeat("\x1b\u202e", 400) + "NEEDLE" + strings.Repeat("\u009b", 400) + "\n")
+	p, err = query(newMem(esc, 0), QueryOptions{Query: "NEEDLE"}, Caps{Bytes: 300, Escape: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Render()
+	if len(r) > 300 || !bytes.Contains(r, []byte(`\x1b\u202eNEEDLE\u009b`)) || !safetext.Clean(r) {
+		t.Errorf("escaped window: %d bytes: %q", len(r), r)
 	}
 }
 
@@ -219,9 +303,17 @@ func TestCapsFor(t *testing.T) {
 		{16 << 10, 16 << 10, true, 0, true},
 		{16 << 10, 16<<10 - 1, true, 16<<10 - 1, false},
 		{0, 16 << 10, true, 16 << 10, false}, // threshold 0: no bound
-		{0, 0, true, 0, false},
+		{0, 0, true, retain.Unlimited, false},
 		{20 << 10, 0, true, 0, true},
 		{20 << 10, 0, false, 20<<10 - 1, false},
+		// The cap is at least one byte below the threshold, never 0 (no
+		// cap): a threshold of 1 leaves no room for any output.
+		{1, 16 << 10, false, 0, true},
+		{1, 0, false, 0, true},
+		{1, 1, true, 0, true},
+		{2, 16 << 10, false, 1, false},
+		{3, 0, false, 2, false},
+		{100, 16 << 10, false, 99, false},
 	}
 	for _, tc := range cases {
 		l.Threshold, l.PeekBytes = retain.Setting(tc.threshold), retain.Setting(tc.peekBytes)
@@ -232,7 +324,7 @@ func TestCapsFor(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || c.Bytes != tc.want || c.Lines != l.PeekLines {
+		if err != nil || c.Bytes != tc.want || c.Lines != l.PeekLines || c.Bytes == 0 {
 			t.Errorf("%+v: got %+v, %v", tc, c, err)
 		}
 	}

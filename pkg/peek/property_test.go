@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/retval/retval/internal/safetext"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -37,15 +38,28 @@ func sameErr(t *testing.T, what string, got, want error) bool {
 	return got == nil
 }
 
-type page interface{ Render() []byte }
-
 func checkPage(t *testing.T, what string, got, want page, c Caps) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s:\ngot       %q\nreference %q\n%+v\n%+v", what, got.Render(), want.Render(), got, want)
 	}
-	if r := got.Render(); c.Bytes > 0 && int64(len(r)) > c.Bytes {
+	if r := got.Render(); c.effective().Bytes > 0 && int64(len(r)) > c.effective().Bytes {
 		t.Fatalf("%s: rendered %d bytes, cap %d", what, len(r), c.Bytes)
+	}
+}
+
+func (p *LinesPage) escaped() bool { return p.escape }
+func (p *QueryPage) escaped() bool { return p.escape }
+func (p *BytesPage) escaped() bool { return p.escape }
+
+func checkWritten(t *testing.T, what string, got []byte, want page) {
+	t.Helper()
+	if w := want.Render(); !bytes.Equal(got, w) {
+		t.Fatalf("write %s:\ngot       %q\nreference %q", what, got, w)
+	}
+	if want.(interface{ escaped() bool }).escaped() && !safetext.Clean(got) {
+		// Everything but the value's bytes is retval's own, and clean.
+		t.Fatalf("write %s: escaped output is not clean: %q", what, got)
 	}
 }
 
@@ -80,8 +94,21 @@ func checkValueChunks(t *testing.T, v []byte, first, last int64, o QueryOptions,
 		if sameErr(t, "bytes", err, wbErr) {
 			checkPage(t, "bytes", gb, wb, c)
 		}
+		// Written, streamed or not, the text is the page's.
+		var out bytes.Buffer
+		if sameErr(t, "write lines", writeLines(&out, src, first, last, c), wlErr) {
+			checkWritten(t, "lines", out.Bytes(), wl)
+		}
+		out.Reset()
+		if sameErr(t, "write query", writeQuery(&out, src, o, c), wqErr) {
+			checkWritten(t, "query", out.Bytes(), wq)
+		}
+		out.Reset()
+		if sameErr(t, "write bytes", writeBytes(&out, src, bs, be, c), wbErr) {
+			checkWritten(t, "bytes", out.Bytes(), wb)
+		}
 	}
-	if c.Bytes == 0 || c.Bytes >= 160 {
+	if b := c.effective().Bytes; b == 0 || b >= 160 {
 		checkPaging(t, v, c)
 		if wqErr == nil {
 			checkQueryPaging(t, v, o, c)
@@ -179,6 +206,14 @@ func checkQueryPaging(t *testing.T, v []byte, o QueryOptions, c Caps) {
 	}
 }
 
+// orNone is n as a cap, 0 meaning none.
+func orNone(n int64) int64 {
+	if n == 0 {
+		return retain.Unlimited
+	}
+	return n
+}
+
 var queries = []string{"a", "b", "ab", "é", "€", "\xff", "z", "a\r", "^a", "b$", `a\z`, `^$`, `(?s)a.b`, `[^x]`, `é|ab`, "A", "x*", "zz", "🙂"}
 
 func TestProperty(t *testing.T) {
@@ -205,7 +240,8 @@ func TestProperty(t *testing.T) {
 		size := int64(len(v))
 		bs := rng.Int64N(size + 2)
 		be := bs + rng.Int64N(size-bs+2)
-		c := Caps{Lines: rng.Int64N(6), Bytes: []int64{0, 120, 160, 200, 300, 1000}[rng.IntN(6)]}
+		c := Caps{Lines: orNone(rng.Int64N(6)), Bytes: orNone([]int64{0, 120, 160, 200, 300, 1000}[rng.IntN(6)]),
+			Escape: rng.IntN(3) == 0}
 		t.Logf("case %d", i)
 		checkValue(t, v, first, last, o, bs, be, c)
 	}
@@ -223,7 +259,7 @@ func FuzzPeek(f *testing.F) {
 		}
 		o := QueryOptions{Query: q, Regex: flags&1 != 0, IgnoreCase: flags&2 != 0,
 			Context: int64(flags>>2) % 4, AfterLine: int64(flags >> 4)}
-		c := Caps{Lines: int64(capL % 8), Bytes: int64(capB)}
+		c := Caps{Lines: orNone(int64(capL % 8)), Bytes: orNone(int64(capB)), Escape: capL&8 != 0}
 		checkValue(t, v, int64(a), last, o, int64(bs), int64(bs)+int64(be), c)
 	})
 }

@@ -12,13 +12,17 @@ import (
 // memSource is a value held in memory, with an optional line index of any
 // stride, counting the bytes read through it.
 type memSource struct {
-	b    []byte
-	ix   *retain.Index
-	read int64
+	b     []byte
+	ix    *retain.Index
+	read  int64
+	lines int64
 }
 
 func newMem(b []byte, stride int64) *memSource {
-	m := &memSource{b: b}
+	m := &memSource{b: b, lines: int64(bytes.Count(b, []byte("\n")))}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		m.lines++ // SPEC §4: a last line without a newline counts
+	}
 	if stride > 0 {
 		m.ix = buildIndex(b, stride)
 	}
@@ -44,7 +48,7 @@ func (m *memSource) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (m *memSource) Size() int64          { return int64(len(m.b)) }
-func (m *memSource) Lines() int64         { return int64(len(refSplit(m.b))) }
+func (m *memSource) Lines() int64         { return m.lines }
 func (m *memSource) Index() *retain.Index { return m.ix }
 
 // buildIndex builds the sparse index retain would write, with any stride.
@@ -106,27 +110,51 @@ func refBoundary(b []byte, o, floor int64) int64 {
 	return floor
 }
 
-// refCut cuts line l of b to room bytes, as a page shows a line too long
-// for the cap.
-func refCut(b []byte, l refLine, n, room int64) Line {
-	at := refBoundary(b, l.start+min(room, l.end-l.start), l.start)
+// refFit is the largest boundary o in [from, limit] with b[from:o] at most
+// room bytes as shown, found by trying every offset.
+func refFit(b []byte, from, limit, room int64, c capped) int64 {
+	for o := limit; o > from; o-- {
+		if !splitsAt(b, int(o)) && c.shown(b[from:o]) <= room {
+			return o
+		}
+	}
+	return from
+}
+
+// refFitBack is the smallest boundary o in [floor, to] with b[o:to] at
+// most room bytes as shown.
+func refFitBack(b []byte, floor, to, room int64, c capped) int64 {
+	for o := floor; o < to; o++ {
+		if !splitsAt(b, int(o)) && c.shown(b[o:to]) <= room {
+			return o
+		}
+	}
+	return to
+}
+
+// refCut cuts line l of b to room bytes as shown, as a page shows a line
+// too long for the cap.
+func refCut(b []byte, l refLine, n, room int64, c capped) Line {
+	at := refFit(b, l.start, l.end, room, c)
 	return Line{N: n, Start: l.start, End: l.end, Text: b[l.start:at], Cut: true,
 		newline: l.end > l.start && b[l.end-1] == '\n'}
 }
 
 // refLines is the reference for Lines: the same rules, on the whole value
 // split into lines up front.
-func refLines(b []byte, first, last int64, c Caps) (*LinesPage, error) {
+func refLines(b []byte, first, last int64, caps Caps) (*LinesPage, error) {
+	c := caps.effective()
 	L := refSplit(b)
 	n := int64(len(L))
-	p := &LinesPage{First: first, Last: min(last, n), Total: n, Lines: []Line{}}
+	p := &LinesPage{First: first, Last: min(last, n), Total: n, Lines: []Line{},
+		Clamped: last != ToEnd && last > n, escape: c.Escape}
 	if first == 1 && last == ToEnd && n == 0 {
 		return p, nil
 	}
 	if err := checkLines(first, last, n); err != nil {
 		return nil, err
 	}
-	size := func(k int64) int64 { return gutterLen(k) + int64(len(L[k-1].text)) }
+	size := func(k int64) int64 { return gutterLen(k) + c.shown(L[k-1].text) }
 	var shown []int64
 	used := int64(0)
 	cut := false
@@ -143,7 +171,7 @@ func refLines(b []byte, first, last int64, c Caps) (*LinesPage, error) {
 		shown = append(shown, k)
 		used += size(k)
 	}
-	if !cut && shown[len(shown)-1] == p.Last && !(c.Lines > 0 && int64(len(shown)) == c.Lines && p.Last < n) {
+	if !cut && shown[len(shown)-1] == p.Last && !(c.Lines > 0 && int64(len(shown)) == c.Lines && p.Last < n) && !p.Clamped {
 		for _, k := range shown {
 			l := L[k-1]
 			p.Lines = append(p.Lines, newLine(k, l.start, l.text, true))
@@ -152,7 +180,7 @@ func refLines(b []byte, first, last int64, c Caps) (*LinesPage, error) {
 	}
 	if c.Bytes > 0 {
 		reserve := int64(len(p.trailer(worstNumber(int64(len(b))))))
-		if need := reserve + gutterLen(first) + minProgress; c.Bytes < need {
+		if need := reserve + gutterLen(first) + c.minProgress(); c.Bytes < need {
 			return nil, tooSmall(c, need)
 		}
 		budget := c.Bytes - reserve
@@ -173,7 +201,7 @@ func refLines(b []byte, first, last int64, c Caps) (*LinesPage, error) {
 	for _, k := range shown {
 		l := L[k-1]
 		if cut && len(shown) == 1 {
-			p.Lines = append(p.Lines, refCut(b, l, k, c.Bytes-int64(len(p.trailer(worstNumber(int64(len(b))))))-gutterLen(k)))
+			p.Lines = append(p.Lines, refCut(b, l, k, c.Bytes-int64(len(p.trailer(worstNumber(int64(len(b))))))-gutterLen(k), c))
 			continue
 		}
 		p.Lines = append(p.Lines, newLine(k, l.start, l.text, true))
@@ -189,20 +217,52 @@ func refLines(b []byte, first, last int64, c Caps) (*LinesPage, error) {
 	return p, nil
 }
 
+// refRegexp is the expression of o as the user wrote it, or nil for a
+// plain substring.
+func refRegexp(o QueryOptions) *regexp.Regexp {
+	if !o.Regex && !o.IgnoreCase {
+		return nil
+	}
+	expr := o.Query
+	if !o.Regex {
+		expr = regexp.QuoteMeta(expr)
+	}
+	if o.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	return regexp.MustCompile(expr)
+}
+
+// refWindow is the reference for the window of a long matching line l.
+func refWindow(b []byte, l refLine, o QueryOptions, room int64, c capped) *Window {
+	le := l.end
+	if le > l.start && b[le-1] == '\n' {
+		le--
+	}
+	text := b[l.start:le]
+	var mo, me int64
+	if re := refRegexp(o); re != nil {
+		loc := re.FindIndex(text)
+		mo, me = l.start+int64(loc[0]), l.start+int64(loc[1])
+	} else {
+		i := bytes.Index(text, []byte(o.Query))
+		mo, me = l.start+int64(i), l.start+int64(i+len(o.Query))
+	}
+	ws := mo
+	if mw := c.shown(b[mo:me]); mw <= room {
+		ws = refFitBack(b, l.start, mo, (room-mw)/2, c)
+	}
+	we := refFit(b, ws, le, room, c)
+	if we == le && ws > l.start {
+		ws = refFitBack(b, l.start, ws, room-c.shown(b[ws:we]), c)
+	}
+	return &Window{Start: ws, End: we, Match: mo}
+}
+
 // refMatches returns the numbers of the lines of b that match o, deciding
 // each line on its own with the expression as the user wrote it.
 func refMatches(b []byte, o QueryOptions) []int64 {
-	var re *regexp.Regexp
-	if o.Regex || o.IgnoreCase {
-		expr := o.Query
-		if !o.Regex {
-			expr = regexp.QuoteMeta(expr)
-		}
-		if o.IgnoreCase {
-			expr = "(?i)" + expr
-		}
-		re = regexp.MustCompile(expr)
-	}
+	re := refRegexp(o)
 	var out []int64
 	for i, l := range refSplit(b) {
 		text := bytes.TrimSuffix(l.text, []byte("\n"))
@@ -214,17 +274,18 @@ func refMatches(b []byte, o QueryOptions) []int64 {
 }
 
 // refQuery is the reference for Query.
-func refQuery(b []byte, o QueryOptions, c Caps) (*QueryPage, error) {
+func refQuery(b []byte, o QueryOptions, caps Caps) (*QueryPage, error) {
+	c := caps.effective()
 	if _, err := compileQuery(o.Query, o.Regex, o.IgnoreCase); err != nil {
 		return nil, err
 	}
 	L := refSplit(b)
 	n := int64(len(L))
-	p := &QueryPage{QueryOptions: o, Lines: []Line{}}
+	p := &QueryPage{QueryOptions: o, Lines: []Line{}, escape: c.Escape}
 	budget := int64(-1)
 	if c.Bytes > 0 {
 		reserve := int64(len(p.trailer(worstNumber(int64(len(b))))))
-		if need := reserve + gutterLen(worstNumber(int64(len(b)))) + minProgress; c.Bytes < need {
+		if need := reserve + gutterLen(worstNumber(int64(len(b)))) + c.minProgress(); c.Bytes < need {
 			return nil, tooSmall(c, need)
 		}
 		budget = c.Bytes - reserve
@@ -241,7 +302,7 @@ func refQuery(b []byte, o QueryOptions, c Caps) (*QueryPage, error) {
 	shown := map[int64]bool{} // line → is a match
 	var order []int64
 	used, last := int64(0), int64(0)
-	lineSize := func(k int64) int64 { return gutterLen(k) + int64(len(L[k-1].text)) }
+	lineSize := func(k int64) int64 { return gutterLen(k) + c.shown(L[k-1].text) }
 	for _, m := range after {
 		if m <= last {
 			shown[m] = true
@@ -262,9 +323,11 @@ func refQuery(b []byte, o QueryOptions, c Caps) (*QueryPage, error) {
 			if p.Shown == 0 {
 				l := L[m-1]
 				if budget >= 0 && lineSize(m) > budget {
-					cl := refCut(b, l, m, budget-gutterLen(m))
-					cl.Match = true
-					p.Lines = []Line{cl}
+					wl := Line{N: m, Start: l.start, End: l.end, Cut: true, Match: true,
+						newline: b[l.end-1] == '\n'}
+					wl.Window = refWindow(b, l, o, budget-gutterLen(m), c)
+					wl.Text = b[wl.Window.Start:wl.Window.End]
+					p.Lines = []Line{wl}
 				} else {
 					nl := newLine(m, l.start, l.text, true)
 					nl.Match = true
@@ -302,18 +365,19 @@ func refQuery(b []byte, o QueryOptions, c Caps) (*QueryPage, error) {
 }
 
 // refBytes is the reference for Bytes.
-func refBytes(b []byte, start, end int64, c Caps) (*BytesPage, error) {
+func refBytes(b []byte, start, end int64, caps Caps) (*BytesPage, error) {
+	c := caps.effective()
 	if err := checkBytes(newMem(b, 0), start, end); err != nil {
 		return nil, err
 	}
-	p := &BytesPage{Start: start, End: end, Size: int64(len(b))}
+	p := &BytesPage{Start: start, End: end, Size: int64(len(b)), escape: c.Escape}
 	stop := end
-	if c.Bytes > 0 && end-start > c.Bytes {
+	if c.Bytes > 0 && c.shown(b[start:end]) > c.Bytes {
 		reserve := int64(len(p.trailer(worstNumber(int64(len(b))))))
-		if need := reserve + minProgress; c.Bytes < need {
+		if need := reserve + c.minProgress(); c.Bytes < need {
 			return nil, tooSmall(c, need)
 		}
-		stop = refBoundary(b, start+c.Bytes-reserve, start)
+		stop = refFit(b, start, end, c.Bytes-reserve, c)
 		p.Next = &Range{stop, end}
 	}
 	p.Data = b[start:stop]

@@ -3,19 +3,23 @@ package peek
 import (
 	"fmt"
 	"strings"
+
+	"github.com/retval/retval/internal/safetext"
 )
 
 // A page's text is its lines, each with its gutter and as stored, then —
-// when something was left out — one continuation line in brackets naming
-// the exact flag that reads on. When the last line shown does not end in a
-// newline (a cut line, or a value's last line without one), a newline is
-// written before the continuation line. Without a continuation line the
-// text ends exactly as the value's bytes do.
+// when something was left out, or the range asked for goes past the end —
+// one continuation line in brackets naming the exact flag that reads on.
+// When the last line shown does not end in a newline (a cut line, or a
+// value's last line without one), a newline is written before the
+// continuation line. Without a continuation line the text ends exactly as
+// the value's bytes do. Under Caps.Escape the value's bytes are shown as
+// safetext escapes them; gutters and continuation lines never need it.
 
 // Render returns the text of the page, as the CLI prints it.
 func (p *LinesPage) Render() []byte {
 	var b []byte
-	b = appendLines(b, p.Lines, false)
+	b = appendLines(b, p.Lines, false, p.escape)
 	return appendTrailer(b, p.Trailer())
 }
 
@@ -26,13 +30,17 @@ func (p *LinesPage) Trailer() string {
 		return ""
 	}
 	l := p.Lines[len(p.Lines)-1]
-	if !l.Cut && p.Next == nil {
+	ends := p.Clamped && l.N == p.Total
+	if !l.Cut && p.Next == nil && !ends {
 		return ""
 	}
-	return linesTrailer(p.First, l.N, p.Total, l, p.Next)
+	return linesTrailer(p.First, l.N, p.Total, l, p.Next, ends)
 }
 
-func linesTrailer(first, last, total int64, l Line, next *Range) string {
+// linesTrailer is the continuation line of a page of lines first..last;
+// l is the last line shown, next the range that continues, and ends says
+// that the range asked for went past the value's last line.
+func linesTrailer(first, last, total int64, l Line, next *Range, ends bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[lines %d-%d of %d", first, last, total)
 	if l.Cut {
@@ -42,6 +50,9 @@ func linesTrailer(first, last, total int64, l Line, next *Range) string {
 	if next != nil {
 		fmt.Fprintf(&b, "; next: --lines %d-%d", next.First, next.Last)
 	}
+	if ends {
+		fmt.Fprintf(&b, "; the value ends at line %d", total)
+	}
 	b.WriteString("]")
 	return b.String()
 }
@@ -50,20 +61,28 @@ func linesTrailer(first, last, total int64, l Line, next *Range) string {
 // numbers are all at most w can have.
 func (p *LinesPage) trailer(w int64) string {
 	l := Line{N: w, Start: w, End: w, Cut: true}
-	return linesTrailer(w, w, w, l, &Range{w, w}) + "\n\n"
+	return linesTrailer(w, w, w, l, &Range{w, w}, p.Clamped) + "\n\n"
 }
 
 // appendLines appends lines with their gutters; with separate, a line
 // "--" goes between lines that are not consecutive (as grep -C does).
-func appendLines(b []byte, lines []Line, separate bool) []byte {
+func appendLines(b []byte, lines []Line, separate, escape bool) []byte {
 	for i, l := range lines {
 		if separate && i > 0 && l.N > lines[i-1].N+1 {
 			b = append(b, "--\n"...)
 		}
 		b = append(b, gutter(l.N)...)
-		b = append(b, l.Text...)
+		b = appendText(b, l.Text, escape)
 	}
 	return b
+}
+
+// appendText appends bytes of the value, escaped when escape is set.
+func appendText(b, text []byte, escape bool) []byte {
+	if escape {
+		return safetext.Append(b, text)
+	}
+	return append(b, text...)
 }
 
 // appendTrailer appends the continuation line t, if any, on a line of

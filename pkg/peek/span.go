@@ -12,8 +12,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"unicode/utf8"
 
+	"github.com/retval/retval/internal/safetext"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -113,8 +115,10 @@ func checkBytes(src source, start, end int64) error {
 		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: offsets must be ≥ 0", start, end)
 	case start > end:
 		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: start is after end", start, end)
+	case start > size:
+		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d starts past the end: the value has bytes 0-%d (%s); ask for a range within them", start, end, size, plural(size, "byte"))
 	case end > size:
-		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: end is past the end of the value (%d bytes)", start, end, size)
+		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d ends past the end: the value has bytes 0-%d (%s); ask for bytes %d-%d", start, end, size, plural(size, "byte"), start, size)
 	}
 	for _, o := range []int64{start, end} {
 		split, err := splitsRune(src, o)
@@ -141,15 +145,37 @@ func checkBytes(src source, start, end int64) error {
 	return nil
 }
 
-// checkLines checks a line range against a value of n lines.
+// checkLines checks a line range against a value of n lines: one that
+// starts past the end fails, naming the valid range (one that ends past it
+// is cut by peek; resolve and expand refuse it themselves).
 func checkLines(first, last, n int64) error {
 	if first < 1 || last < first {
 		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d: lines count from 1 and the range must not be reversed", first, last)
 	}
-	if first > n {
-		return retain.Errorf(retain.CodeInvalidRange, "line %d is past the end: the value has %d lines", first, n)
+	switch {
+	case first > n && n == 0:
+		return retain.Errorf(retain.CodeInvalidRange, "%s: the value is empty, it has no lines", lineRange(first, last))
+	case first > n:
+		return retain.Errorf(retain.CodeInvalidRange, "%s starts past the end: the value has lines 1-%d", lineRange(first, last), n)
 	}
 	return nil
+}
+
+// lineRange names a line range in a message: "line range 5-9", or "line
+// range 5-" for one to the end (SPEC §4's "N-").
+func lineRange(first, last int64) string {
+	if last == ToEnd {
+		return "line range " + strconv.FormatInt(first, 10) + "-"
+	}
+	return "line range " + strconv.FormatInt(first, 10) + "-" + strconv.FormatInt(last, 10)
+}
+
+// plural is "1 byte", "2 bytes".
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
 }
 
 // LineSpan returns the byte span [start, end) of lines first..last
@@ -291,4 +317,78 @@ func ParseRange(s string) (a, b int64, err error) {
 		return 0, 0, retain.Errorf(retain.CodeUsage, "invalid range %q: want A-B, e.g. 1-40", s)
 	}
 	return a, b, nil
+}
+
+// fit returns the largest offset to in [from, limit] that does not split a
+// UTF-8 sequence and with bytes [from, to) taking at most room bytes as
+// shown (escaped, under c.Escape). from must be a boundary, and limit too
+// when it is not the end of a line or of the value.
+func fit(src source, from, limit, room int64, c capped) (int64, error) {
+	if !c.Escape {
+		return boundaryAtOrBefore(src, min(from+max(room, 0), limit), from)
+	}
+	if room <= 0 || from >= limit {
+		return from, nil
+	}
+	// Shown, a byte is at least one byte: room bytes of the value are
+	// enough, and UTFMax-1 more to decode the sequence that straddles.
+	buf := make([]byte, min(limit-from, room)+utf8.UTFMax-1)
+	n, err := readFull(src, buf[:min(int64(len(buf)), src.Size()-from)], from)
+	if err != nil {
+		return 0, err
+	}
+	buf = buf[:n]
+	span := int(min(limit-from, int64(n)))
+	i, used := 0, int64(0)
+	for i < span {
+		_, size := utf8.DecodeRune(buf[i:])
+		if i+size > span {
+			break // it straddles limit
+		}
+		w := int64(safetext.Len(buf[i : i+size]))
+		if used+w > room {
+			break
+		}
+		used += w
+		i += size
+	}
+	return from + int64(i), nil
+}
+
+// fitBack returns the smallest offset from in [floor, to] that does not
+// split a UTF-8 sequence and with bytes [from, to) taking at most room
+// bytes as shown. to must be a boundary.
+func fitBack(src source, floor, to, room int64, c capped) (int64, error) {
+	lo := max(floor, to-max(room, 0))
+	lo, err := boundaryAtOrAfter(src, lo, to)
+	if err != nil || !c.Escape {
+		return lo, err
+	}
+	buf := make([]byte, to-lo)
+	if _, err := readFull(src, buf, lo); err != nil {
+		return 0, err
+	}
+	total := int64(safetext.Len(buf))
+	i := 0
+	for total > room && i < len(buf) {
+		_, size := utf8.DecodeRune(buf[i:])
+		total -= int64(safetext.Len(buf[i : i+size]))
+		i += size
+	}
+	return lo + int64(i), nil
+}
+
+// boundaryAtOrAfter returns the smallest offset in [o, ceil) that does not
+// split a UTF-8 sequence, or ceil when there is none.
+func boundaryAtOrAfter(src source, o, ceil int64) (int64, error) {
+	for ; o < ceil; o++ {
+		split, err := splitsRune(src, o)
+		if err != nil {
+			return 0, err
+		}
+		if !split {
+			return o, nil
+		}
+	}
+	return ceil, nil
 }
