@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"io"
+	"os"
 	"strings"
 
 	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 )
 
 func init() { register(peekCommand) }
@@ -22,29 +25,47 @@ it, so a line pasted into an edit is recognised. Without a selector, prints
 from line 1 as far as the caps allow (--lines 1-400 by default).
 
 Output is capped at --peek-lines lines and --peek-bytes bytes, and always
-stays below the retain threshold so a peek is never retained itself. When
-a cap cuts the output, or the page is full and the value goes on, a last
-line names what was shown and the exact flag that continues, e.g.
+stays at least one byte below the retain threshold so a peek is never
+retained itself (a threshold of 1 byte leaves no room and is refused;
+--threshold 0 lifts the bound). When a cap cuts the output, or the page is
+full and the value goes on, a last line names what was shown and the exact
+flag that continues, e.g.
    [lines 1-400 of 2871; next: --lines 401-800]
 A line longer than the cap is cut on a UTF-8 boundary and the last line
-names the --bytes range holding the rest of it.
+names the --bytes range holding the rest of it. A range that starts inside
+the value and goes past its end is cut to its last line, and the last line
+says so:
+   [lines 9999-10000 of 10000; the value ends at line 10000]
+--peek-lines 0 --peek-bytes 0 --threshold 0 lifts the caps: the output is
+streamed, for paging into less, whatever the value's size.
 
 --query prints the matching lines (a substring; an RE2 expression with
 --regex, matched within each line) and a last line with the total,
    [57 matches; shown 1-40; next: --after-line 913]
+A matching line longer than the cap is shown around its first match, with
+the window's byte offsets and the --bytes range of the whole line.
 --bytes A-B prints the half-open byte range as stored; neither end may
-split a UTF-8 sequence. Flags may come before or after ID.
+split a UTF-8 sequence. Flags may come before or after ID; after "--"
+everything is an ID, so an ID that starts with "-" reads as
+"retval peek --run R --lines 1-40 -- -x1Yz".
+
+On a terminal, the value's control bytes other than tab and newline
+(ESC, CR, ...), C1 controls, bidi controls and invalid UTF-8 are shown
+escaped (\x1b, \u009b, \u202e, \xff) and the caps count the escaped
+text; into a pipe or a file, and with --json, the bytes are exact.
 
 Example:
    retval peek --run "$RUN" c1 --lines 120-160
    retval peek --run "$RUN" c1 --query 'FAIL:' --context 2
    retval peek --run "$RUN" c1 --query '^panic: ' --regex --after-line 913
    retval peek --run "$RUN" c1 --bytes 4096-8192
+   retval peek --run "$RUN" c1 --peek-lines 0 --peek-bytes 0 --threshold 0 | less
 
 Exit status: 0 printed, 1 I/O error or corrupt value, 2 usage (bad flag or
 combination, or caps that would reach the threshold), 3 unknown value or
-collected run, 7 invalid range (a line past the end, a byte range out of
-bounds or splitting a UTF-8 sequence).`,
+collected run, 7 invalid range (a range that starts past the end, a byte
+range out of bounds or splitting a UTF-8 sequence; the message names the
+valid range).`,
 		Flags: append(globalFlags("peek-lines", "peek-bytes", "threshold"),
 			&cli.StringFlag{Name: "lines", Usage: "inclusive 1-based line range A-B"},
 			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B"},
@@ -79,6 +100,18 @@ func runPeek(c *cli.Context, e *env) error {
 		return err
 	}
 	defer v.Close()
+	if !r.JSON {
+		// Text: streamed when there is no byte cap, escaped on a terminal.
+		caps.Escape = stdoutIsTerminal(e.stdout)
+		switch sel.kind {
+		case "lines":
+			return peek.WriteLines(e.stdout, v, sel.a, sel.b, caps)
+		case "bytes":
+			return peek.WriteBytes(e.stdout, v, sel.a, sel.b, caps)
+		default:
+			return peek.WriteQuery(e.stdout, v, sel.query, caps)
+		}
+	}
 	out := peekJSON{ID: string(v.Desc.ID), Run: string(v.Run), Kind: sel.kind}
 	var p interface {
 		Render() []byte
@@ -104,13 +137,16 @@ func runPeek(c *cli.Context, e *env) error {
 		}
 		p, out.Page = qp, qp
 	}
-	text := p.Render()
-	if r.JSON {
-		out.Text, out.Trailer = string(text), p.Trailer()
-		return writeJSON(e.stdout, out)
-	}
-	_, err = e.stdout.Write(text)
-	return err
+	out.Text, out.Trailer = string(p.Render()), p.Trailer()
+	return writeJSON(e.stdout, out)
+}
+
+// stdoutIsTerminal decides whether peek's output is shown escaped: only
+// an *os.File can be a terminal. A variable, so that a test can say what a
+// terminal would be shown.
+var stdoutIsTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // peekJSON is peek's --json output: the page's fields, and the text the

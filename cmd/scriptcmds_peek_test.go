@@ -2,10 +2,16 @@ package cmd
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
+	"hash"
+	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/retval/retval/pkg/peek"
@@ -14,6 +20,11 @@ import (
 )
 
 func init() {
+	// RETVAL_TEST_TERMINAL=1 makes peek take its stdout for a terminal, as
+	// an engineer's would be.
+	isTerminal := stdoutIsTerminal
+	stdoutIsTerminal = func(w io.Writer) bool { return os.Getenv("RETVAL_TEST_TERMINAL") == "1" || isTerminal(w) }
+
 	// mixed FILE LINES: LINES deterministic log lines mixing ASCII and
 	// multi-byte text ("000042 level=3 msg=日本語 …").
 	scriptCmds["mixed"] = func(ts *testscript.TestScript, neg bool, args []string) {
@@ -62,6 +73,42 @@ func init() {
 			ts.Fatalf("%s holds %d bytes, want %d-%d", args[0], fi.Size(), lo, hi)
 		}
 	}
+	// onelinejson FILE SIZE NEEDLE AT: write a minified JSON document of
+	// exactly SIZE bytes on one line, records with multi-byte text, where
+	// the string NEEDLE starts at byte AT.
+	scriptCmds["onelinejson"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 4 {
+			ts.Fatalf("usage: onelinejson FILE SIZE NEEDLE AT")
+		}
+		size, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		at, err := strconv.Atoi(args[3])
+		ts.Check(err)
+		needle := args[2]
+		b := []byte(`{"items":[`)
+		record := func(i int) []byte {
+			return fmt.Appendf(nil, `{"id":%d,"name":"résumé-日本-%06d","ok":%t},`, i, i, i%3 == 0)
+		}
+		// pad returns a record that takes exactly n bytes (n ≥ 12).
+		pad := func(n int) []byte { return fmt.Appendf(nil, `{"pad":"%s"},`, strings.Repeat("x", n-11)) }
+		i := 0
+		for len(b)+len(record(i))+64 < at {
+			b = append(b, record(i)...)
+			i++
+		}
+		b = append(b, pad(at-len(b)-len(`{"error":"`))...)
+		b = append(b, `{"error":"`+needle+`"},`...)
+		for len(b)+len(record(i))+64 < size {
+			b = append(b, record(i)...)
+			i++
+		}
+		b = append(b, pad(size-len(b)-len(`{"end":1}]}`))...)
+		b = append(b, `{"end":1}]}`...)
+		if len(b) != size || string(b[at:at+len(needle)]) != needle {
+			ts.Fatalf("onelinejson: built %d bytes, needle at %d", len(b), bytes.Index(b, []byte(needle)))
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
+	}
 	// stripgutter IN OUT: write IN without its gutters, as a harness's edit
 	// tool does with a pasted peek.
 	scriptCmds["stripgutter"] = func(ts *testscript.TestScript, neg bool, args []string) {
@@ -76,5 +123,69 @@ func init() {
 			text = text[:i+1]
 		}
 		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(peek.StripGutter(text)), 0o644))
+	}
+}
+
+// countingWriter counts what is written to it and keeps a digest of it.
+type countingWriter struct {
+	n int64
+	h hash.Hash
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return w.h.Write(p)
+}
+
+// TestPeekUncappedStreams: peek with its caps lifted (an engineer paging
+// into less) writes a 24 MiB value exactly, with its gutters, and
+// allocates far less than the value: the output is streamed, not built.
+func TestPeekUncappedStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("retains a 24 MiB value")
+	}
+	dir := t.TempDir()
+	var value bytes.Buffer
+	for i := 1; value.Len() < 24<<20; i++ {
+		fmt.Fprintf(&value, "%d %s\n", i, strings.Repeat("x", i%40))
+	}
+	file := filepath.Join(dir, "value.txt")
+	if err := os.WriteFile(file, value.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs := "--runs-dir=" + filepath.Join(dir, "runs")
+	var stderr bytes.Buffer
+	if code := Main([]string{"retval", "retain", runs, "--run", "r", "--call", "v", "--threshold", "0",
+		"--max-value-size", "0", "--max-run-bytes", "0", file}, nil, io.Discard, &stderr); code != 0 {
+		t.Fatalf("retain: exit %d: %s", code, stderr.String())
+	}
+	want := sha256.New()
+	wantN := int64(0)
+	for i, line := range bytes.SplitAfter(value.Bytes(), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		g := strconv.Itoa(i+1) + ": "
+		want.Write([]byte(g))
+		want.Write(line)
+		wantN += int64(len(g) + len(line))
+	}
+	out := &countingWriter{h: sha256.New()}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code := Main([]string{"retval", "peek", runs, "--run", "r", "v",
+		"--peek-lines", "0", "--peek-bytes", "0", "--threshold", "0"}, nil, out, &stderr)
+	runtime.ReadMemStats(&after)
+	if code != 0 {
+		t.Fatalf("peek: exit %d: %s", code, stderr.String())
+	}
+	if out.n != wantN || !bytes.Equal(out.h.Sum(nil), want.Sum(nil)) {
+		t.Errorf("peek wrote %d bytes, want %d (or other bytes)", out.n, wantN)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("a %d-byte value: %d bytes written, %d allocated", value.Len(), out.n, alloc)
+	if alloc > 16<<20 {
+		t.Errorf("peek allocated %d bytes for a %d-byte value, want < %d: the output is held in memory", alloc, value.Len(), 16<<20)
 	}
 }
