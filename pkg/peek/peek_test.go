@@ -416,3 +416,58 @@ func bigLog(n int) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestZeroCaps: the zero Caps are the defaults (400 lines, 16 KiB), a
+// field left 0 takes its default, and only retain.Unlimited lifts a cap.
+func TestZeroCaps(t *testing.T) {
+	_, v := retainValue(t, append(numbered(1000), strings.Repeat("x", 40<<10)+"\n"...))
+	render := func(p page, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(p.Render())
+	}
+	for _, tc := range []struct {
+		name string
+		c    Caps
+		want string // the continuation line
+	}{
+		{"zero", Caps{}, "[lines 1-400 of 1001; next: --lines 401-800]"},
+		{"defaults", DefaultCaps, "[lines 1-400 of 1001; next: --lines 401-800]"},
+		{"lines only", Caps{Lines: 3}, "[lines 1-3 of 1001; next: --lines 4-6]"},
+		{"no caps", NoCaps, ""},
+	} {
+		p, err := Lines(v, 1, ToEnd, tc.c)
+		got := render(p, err)
+		if p.Trailer() != tc.want {
+			t.Errorf("%s: trailer %q, want %q", tc.name, p.Trailer(), tc.want)
+		}
+		if tc.c.Bytes >= 0 && len(got) > 16<<10 {
+			t.Errorf("%s: %d bytes, over the default cap", tc.name, len(got))
+		}
+	}
+	// No line cap: the default byte cap still holds.
+	p, err := Lines(v, 1, ToEnd, Caps{Lines: retain.Unlimited})
+	if got := render(p, err); len(got) > 16<<10 || p.Next == nil || p.Next.Last != 1001 {
+		t.Errorf("no line cap: %d bytes, trailer %q", len(got), p.Trailer())
+	}
+	// The long last line: cut at 16 KiB unless the byte cap is lifted.
+	for _, c := range []Caps{{}, {Lines: 5}} {
+		got := render(Lines(v, 1001, 1001, c))
+		if len(got) > 16<<10 || !strings.Contains(got, "line 1001 cut") {
+			t.Errorf("caps %+v: %d bytes: %.80q", c, len(got), got)
+		}
+		got = render(Bytes(v, 0, v.Size(), c))
+		if len(got) > 16<<10 || !strings.Contains(got, "; next: --bytes ") {
+			t.Errorf("bytes, caps %+v: %d bytes", c, len(got))
+		}
+		got = render(Query(v, QueryOptions{Query: "x"}, c))
+		if len(got) > 16<<10 {
+			t.Errorf("query, caps %+v: %d bytes", c, len(got))
+		}
+	}
+	if got := render(Lines(v, 1001, 1001, Caps{Bytes: retain.Unlimited})); len(got) != 6+40<<10+1 {
+		t.Errorf("no byte cap: %d bytes, want the whole line", len(got))
+	}
+}
