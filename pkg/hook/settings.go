@@ -1,0 +1,515 @@
+package hook
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/retval/retval/internal/fsx"
+	"github.com/rogpeppe/go-internal/diff"
+)
+
+// Matcher is the tools the hook entry is for: Bash and every MCP tool.
+const Matcher = "Bash|mcp__.*"
+
+// Allowed are the permissions.allow entries that let the model read
+// values through its Bash tool without a permission prompt.
+var Allowed = []string{"Bash(retval peek:*)", "Bash(retval resolve:*)"}
+
+// MaxSettingsSize bounds a settings file read for editing.
+const MaxSettingsSize = 4 << 20
+
+// BackupSuffix names the copy of a settings file as it was before an
+// install or uninstall changed it.
+const BackupSuffix = ".retval.bak"
+
+// UserSettings is the user's Claude Code settings file:
+// $CLAUDE_CONFIG_DIR/settings.json when that is set, else
+// ~/.claude/settings.json.
+func UserSettings() (string, error) {
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return filepath.Abs(filepath.Join(d, "settings.json"))
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no home directory: set HOME, or use --project DIR")
+	}
+	return filepath.Join(home, ".claude", "settings.json"), nil
+}
+
+// ProjectSettings is the settings file of the project in dir.
+func ProjectSettings(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("project %s: %v", dir, errors.Unwrap(err))
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("project %s is not a directory", dir)
+	}
+	return filepath.Join(abs, ".claude", "settings.json"), nil
+}
+
+// Command is the hook's command line for the retval binary at exe.
+func Command(exe string) string { return shellQuote(exe) + " hook claude-code" }
+
+// InstallOptions say where Install writes.
+type InstallOptions struct {
+	// Hooks is the settings file that gets the hook entry.
+	Hooks string
+	// Allow is the settings file that gets the permissions.allow entries:
+	// the user's, since Claude Code ignores a project's allow list until
+	// the folder is trusted (while it runs the project's hooks regardless).
+	// "" adds none.
+	Allow string
+	// Command is the hook's command line (see Command).
+	Command string
+	// DryRun computes the changes and writes nothing.
+	DryRun bool
+}
+
+// UninstallOptions say where Uninstall removes entries.
+type UninstallOptions struct {
+	// Hooks is the settings file whose hook entry is removed.
+	Hooks string
+	// Allow is the settings file whose permissions.allow entries are
+	// removed; "" keeps them.
+	Allow string
+	// Command is the hook's command line as installed by this binary; an
+	// entry running "… hook claude-code" with a program named retval is
+	// removed whatever its path.
+	Command string
+	// DryRun computes the changes and writes nothing.
+	DryRun bool
+}
+
+// Change is what an install or uninstall did to one settings file.
+type Change struct {
+	Path    string
+	Changed bool
+	// Diff is a unified diff of the change (empty when nothing changed).
+	Diff []byte
+	// Backup is the copy of the file as it was; "" when nothing was
+	// written, or the file did not exist.
+	Backup string
+	// Hook and Allow say which entries the file got or lost.
+	Hook, Allow bool
+}
+
+// Install adds the hook entry
+//
+//	{"matcher":"Bash|mcp__.*","hooks":[{"type":"command","command":COMMAND}]}
+//
+// to hooks.PostToolUse in o.Hooks and the Allowed entries to
+// permissions.allow in o.Allow, keeping everything else. It is idempotent:
+// an entry already there is not added again (a retval hook entry with
+// another command, from a binary since moved, is updated). A file that is
+// not valid JSON, or whose hooks or permissions are not what Claude Code
+// reads, is refused and left untouched.
+func Install(o InstallOptions) ([]Change, error) {
+	if o.Command == "" {
+		return nil, errors.New("no hook command")
+	}
+	return edit(o.Hooks, o.Allow, o.DryRun, func(root *node) (bool, error) {
+		return addHook(root, o.Command)
+	}, addAllow)
+}
+
+// Uninstall removes exactly what Install adds: the retval hook entries of
+// o.Hooks and, when o.Allow is set, the Allowed entries of o.Allow.
+// Objects and arrays left empty by the removal are removed too, so an
+// install followed by an uninstall leaves the file as it was.
+func Uninstall(o UninstallOptions) ([]Change, error) {
+	return edit(o.Hooks, o.Allow, o.DryRun, func(root *node) (bool, error) {
+		return removeHook(root, o.Command)
+	}, removeAllow)
+}
+
+// settingsFile is one settings file being edited.
+type settingsFile struct {
+	path   string // where it is written (a symlink's target)
+	shown  string // as named
+	old    []byte
+	exists bool
+	mode   fs.FileMode
+	root   *node
+	indent string
+	final  string // "\n" when the file ends with a newline
+	change Change
+}
+
+func edit(hooksPath, allowPath string, dryRun bool, hookEdit, allowEdit func(*node) (bool, error)) ([]Change, error) {
+	if hooksPath == "" {
+		return nil, errors.New("no settings file")
+	}
+	files := []*settingsFile{}
+	load := func(p string) (*settingsFile, error) {
+		for _, f := range files {
+			if f.shown == p {
+				return f, nil
+			}
+		}
+		f, err := loadSettings(p)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+		return f, nil
+	}
+	// Read and check every file before changing any.
+	hf, err := load(hooksPath)
+	if err != nil {
+		return nil, err
+	}
+	var af *settingsFile
+	if allowPath != "" {
+		if af, err = load(allowPath); err != nil {
+			return nil, err
+		}
+	}
+	if hf.change.Hook, err = hookEdit(hf.root); err != nil {
+		return nil, fmt.Errorf("%s: %v; fix it by hand", hf.shown, err)
+	}
+	if af != nil {
+		if af.change.Allow, err = allowEdit(af.root); err != nil {
+			return nil, fmt.Errorf("%s: %v; fix it by hand", af.shown, err)
+		}
+	}
+	var out []Change
+	for _, f := range files {
+		var b strings.Builder
+		f.root.print(&b, f.indent, 0)
+		b.WriteString(f.final)
+		now := []byte(b.String())
+		f.change.Changed = !bytes.Equal(now, f.old)
+		if !f.exists && !f.change.Hook && !f.change.Allow {
+			f.change.Changed = false // nothing to remove from a file that is not there
+		}
+		if f.change.Changed {
+			f.change.Diff = diff.Diff(f.shown+" (before)", f.old, f.shown+" (after)", now)
+			if !dryRun {
+				if err := f.write(now); err != nil {
+					return out, err
+				}
+			}
+		}
+		out = append(out, f.change)
+	}
+	return out, nil
+}
+
+func loadSettings(p string) (*settingsFile, error) {
+	f := &settingsFile{path: p, shown: p, mode: 0o600, indent: "  ", final: "\n"}
+	f.change.Path = p
+	// A symlinked settings file (dotfile managers link them) is edited
+	// where it points, so the link stays a link.
+	if t, err := filepath.EvalSymlinks(p); err == nil {
+		f.path = t
+	}
+	b, err := fsx.ReadUserFile(f.path, MaxSettingsSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f.root = &node{kind: '{'}
+		return f, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %v", p, err)
+	}
+	f.exists, f.old = true, b
+	if fi, err := os.Stat(f.path); err == nil {
+		f.mode = fi.Mode().Perm()
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		f.root = &node{kind: '{'}
+		return f, nil
+	}
+	root, err := parseDoc(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s is %v; it is left as it is: fix it, then run this again", p, err)
+	}
+	if root.kind != '{' {
+		return nil, fmt.Errorf("%s is not a JSON object; it is left as it is: fix it, then run this again", p)
+	}
+	f.root = root
+	f.indent = indentOf(b)
+	if !bytes.HasSuffix(b, []byte("\n")) {
+		f.final = ""
+	}
+	return f, nil
+}
+
+// indentOf is the indent unit of a JSON text: the white space that starts
+// its first indented line, or two spaces when it has none.
+func indentOf(b []byte) string {
+	for _, l := range strings.Split(string(b), "\n")[1:] {
+		if t := strings.TrimLeft(l, " \t"); t != "" && len(t) < len(l) {
+			return l[:len(l)-len(t)]
+		}
+	}
+	return "  "
+}
+
+// write replaces the file with b atomically (temp file, fsync, rename,
+// fsync of the directory), after keeping a backup of what it held.
+func (f *settingsFile) write(b []byte) error {
+	dir := filepath.Dir(f.path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if f.exists {
+		f.change.Backup = f.shown + BackupSuffix
+		if err := writeAtomic(f.path+BackupSuffix, f.old, f.mode); err != nil {
+			return fmt.Errorf("writing the backup of %s: %v", f.shown, err)
+		}
+	}
+	if err := writeAtomic(f.path, b, f.mode); err != nil {
+		return fmt.Errorf("writing %s: %v", f.shown, err)
+	}
+	return nil
+}
+
+func writeAtomic(path string, b []byte, mode fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(b); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	ok = true
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// isRetvalHook reports whether an entry of a matcher group's hooks is a
+// retval hook: a command hook running "… hook claude-code" with a program
+// named retval (any path), or exactly command.
+func isRetvalHook(h *node, command string) bool {
+	if h.kind != '{' {
+		return false
+	}
+	if t, _ := h.get("type").text(); t != "command" {
+		return false
+	}
+	c, ok := h.get("command").text()
+	if !ok {
+		return false
+	}
+	if command != "" && c == command {
+		return true
+	}
+	prog, ok := strings.CutSuffix(strings.TrimSpace(c), " hook claude-code")
+	if !ok {
+		return false
+	}
+	prog = strings.Trim(strings.TrimSpace(prog), `'"`)
+	return filepath.Base(prog) == "retval"
+}
+
+// postToolUse returns hooks.PostToolUse, creating it when create is set;
+// nil when it is absent.
+func postToolUse(root *node, create bool) (*node, error) {
+	if !create && root.get("hooks") == nil {
+		return nil, nil
+	}
+	hooks, err := objectAt(root, "hooks", "hooks")
+	if err != nil {
+		return nil, err
+	}
+	if !create && hooks.get("PostToolUse") == nil {
+		return nil, nil
+	}
+	return arrayAt(hooks, "PostToolUse", "hooks.PostToolUse")
+}
+
+// groupHooks returns the hooks array of a matcher group, or nil when the
+// group is not one retval can read.
+func groupHooks(g *node) *node {
+	if g.kind != '{' {
+		return nil
+	}
+	if hs := g.get("hooks"); hs != nil && hs.kind == '[' {
+		return hs
+	}
+	return nil
+}
+
+func addHook(root *node, command string) (bool, error) {
+	ptu, err := postToolUse(root, true)
+	if err != nil {
+		return false, err
+	}
+	for _, g := range ptu.vals {
+		hs := groupHooks(g)
+		if hs == nil {
+			continue
+		}
+		for _, h := range hs.vals {
+			if isRetvalHook(h, command) {
+				if c, _ := h.get("command").text(); c != command {
+					h.set("command", strNode(command))
+					return true, nil
+				}
+				return false, nil
+			}
+		}
+	}
+	entry := &node{kind: '{'}
+	entry.set("type", strNode("command"))
+	entry.set("command", strNode(command))
+	group := &node{kind: '{'}
+	group.set("matcher", strNode(Matcher))
+	group.set("hooks", &node{kind: '[', vals: []*node{entry}})
+	ptu.vals = append(ptu.vals, group)
+	return true, nil
+}
+
+func removeHook(root *node, command string) (bool, error) {
+	ptu, err := postToolUse(root, false)
+	if ptu == nil || err != nil {
+		return false, err
+	}
+	removed := false
+	var groups []*node
+	for _, g := range ptu.vals {
+		hs := groupHooks(g)
+		if hs == nil {
+			groups = append(groups, g)
+			continue
+		}
+		var keep []*node
+		for _, h := range hs.vals {
+			if isRetvalHook(h, command) {
+				removed = true
+				continue
+			}
+			keep = append(keep, h)
+		}
+		if len(keep) < len(hs.vals) && len(keep) == 0 {
+			continue // the group held only retval's hook
+		}
+		hs.vals = keep
+		groups = append(groups, g)
+	}
+	if !removed {
+		return false, nil
+	}
+	ptu.vals = groups
+	hooks := root.get("hooks")
+	if len(ptu.vals) == 0 {
+		hooks.del("PostToolUse")
+	}
+	if len(hooks.vals) == 0 {
+		root.del("hooks")
+	}
+	return true, nil
+}
+
+func addAllow(root *node) (bool, error) {
+	perms, err := objectAt(root, "permissions", "permissions")
+	if err != nil {
+		return false, err
+	}
+	allow, err := arrayAt(perms, "allow", "permissions.allow")
+	if err != nil {
+		return false, err
+	}
+	added := false
+	for _, want := range Allowed {
+		found := false
+		for _, v := range allow.vals {
+			if s, _ := v.text(); s == want {
+				found = true
+			}
+		}
+		if !found {
+			allow.vals = append(allow.vals, strNode(want))
+			added = true
+		}
+	}
+	return added, nil
+}
+
+func removeAllow(root *node) (bool, error) {
+	perms := root.get("permissions")
+	if perms == nil || perms.kind != '{' {
+		return false, nil
+	}
+	allow := perms.get("allow")
+	if allow == nil || allow.kind != '[' {
+		return false, nil
+	}
+	var keep []*node
+	for _, v := range allow.vals {
+		s, _ := v.text()
+		if isAllowed(s) {
+			continue
+		}
+		keep = append(keep, v)
+	}
+	if len(keep) == len(allow.vals) {
+		return false, nil
+	}
+	allow.vals = keep
+	if len(keep) == 0 {
+		perms.del("allow")
+	}
+	if len(perms.vals) == 0 {
+		root.del("permissions")
+	}
+	return true, nil
+}
+
+func isAllowed(s string) bool {
+	for _, a := range Allowed {
+		if s == a {
+			return true
+		}
+	}
+	return false
+}
+
+// shellQuote quotes s for a POSIX shell (Claude Code runs a hook's command
+// with one) unless no shell treats any of its characters specially.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_-./+,:@%=", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
