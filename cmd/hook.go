@@ -1,0 +1,213 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/hook"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(hookCommand) }
+
+func hookCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "hook",
+		Usage: "answer an agent harness's tool-output hook, or install it: claude-code",
+		UsageText: `retval hook claude-code
+retval hook claude-code install (--project DIR | --user) [--dry-run]
+retval hook claude-code uninstall (--project DIR | --user) [--dry-run]`,
+		Description: `retval hook claude-code reads one Claude Code PostToolUse hook input on
+stdin. A Bash or MCP result over the threshold is retained in the run named
+by the session id (the call is the tool_use_id) and the hook answers with
+its stub, which the model sees instead of the output; a Bash result Claude
+Code cut is read whole from the file it wrote. The stub's last line is a
+retval peek command the model can run with its Bash tool. Anything small,
+a tool other than Bash and mcp__*, --off, or any failure: nothing is
+printed, the reason goes to stderr and the exit status is 0, so Claude
+Code shows its own output. The store is runs_dir from the config file
+(~/.config/retval/config.toml) or RETVAL_RUNS_DIR, by default
+$XDG_STATE_HOME/retval/runs (~/.local/state/retval/runs).
+
+install adds the hook to DIR/.claude/settings.json (--project) or to
+~/.claude/settings.json (--user), keeping everything else, and allows the
+model's "retval peek" and "retval resolve" Bash commands in the user
+settings (Claude Code ignores a project's allow list until the folder is
+trusted). Installing again changes nothing; --dry-run prints the diff and
+writes nothing; the file as it was is kept beside it as settings.json.retval.bak.
+A settings file that is not valid JSON is refused and left untouched.
+uninstall removes exactly those entries (with --user, the allow entries
+too).
+
+Example:
+   retval hook claude-code install --user
+   retval hook claude-code install --project . --dry-run
+   retval hook claude-code uninstall --user
+
+Exit status: 0 answered or passed (the hook itself always exits 0),
+1 a settings file could not be read, parsed or written, 2 usage.`,
+		Flags: append(flags("runs-dir", "config", "off", "compress", "threshold", "preview-bytes", "peek-lines",
+			"max-value-size", "max-run-bytes", "max-run-values"),
+			&cli.StringFlag{Name: "project", Usage: "install into (or uninstall from) the project in DIR: DIR/.claude/settings.json"},
+			&cli.BoolFlag{Name: "user", Usage: "install into (or uninstall from) the user settings, ~/.claude/settings.json"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
+		),
+		Action: func(c *cli.Context) error { return runHook(c, envOf(c)) },
+	}
+}
+
+func runHook(c *cli.Context, e *env) error {
+	args, err := interspersed(c)
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return usageErr("name the harness: retval hook claude-code")
+	}
+	if args[0] != "claude-code" {
+		return usageErr("unknown harness %q: want claude-code", args[0])
+	}
+	scoped := c.IsSet("project") || c.IsSet("user") || c.IsSet("dry-run")
+	switch {
+	case len(args) == 1 && scoped:
+		return usageErr("--project, --user and --dry-run are for install and uninstall: retval hook claude-code install --user")
+	case len(args) == 1:
+		answerClaudeCode(c, e)
+		return nil
+	case len(args) > 2:
+		return usageErr("too many arguments: want retval hook claude-code [install|uninstall]")
+	case args[1] == "install" || args[1] == "uninstall":
+		return installClaudeCode(c, e, args[1] == "uninstall")
+	}
+	return usageErr("unknown action %q: want install or uninstall", args[1])
+}
+
+// answerClaudeCode answers one hook input. It never fails: whatever goes
+// wrong, nothing is printed on stdout (Claude Code then shows the tool's
+// own output), the reason goes to stderr, and the exit status is 0.
+func answerClaudeCode(c *cli.Context, e *env) {
+	say := func(format string, args ...any) {
+		fmt.Fprintf(e.stderr, "retval: hook: claude-code: %s\n", oneLine(fmt.Sprintf(format, args...)))
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			say("internal error: %v", v)
+		}
+	}()
+	r, err := settings(c)
+	if err != nil {
+		io.Copy(io.Discard, e.stdin)
+		say("%v", err)
+		return
+	}
+	dir := r.RunsDir
+	if r.Values["runs-dir"].Source == config.FromDefault {
+		dir = hook.DefaultRunsDir()
+	}
+	ans, err := hook.ClaudeCode(e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off})
+	if err != nil {
+		say("%v", err)
+		return
+	}
+	if len(ans.Output) > 0 {
+		if _, err := e.stdout.Write(ans.Output); err != nil {
+			say("%v", err)
+		}
+	}
+	if ans.Reason != "" {
+		say("%s", ans.Reason)
+	}
+}
+
+func installClaudeCode(c *cli.Context, e *env, uninstall bool) error {
+	project, user := c.String("project"), c.Bool("user")
+	switch {
+	case c.IsSet("project") && user:
+		return usageErr("--project and --user exclude each other: choose one")
+	case !c.IsSet("project") && !user:
+		return usageErr("say where: --project DIR or --user")
+	case c.IsSet("project") && project == "":
+		return usageErr("--project needs a directory")
+	}
+	userFile, err := hook.UserSettings()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	hooksFile := userFile
+	if !user {
+		if hooksFile, err = hook.ProjectSettings(project); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot tell where this retval is: %v", err)
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return err
+	}
+	command := hook.Command(exe)
+	dry := c.Bool("dry-run")
+	var changes []hook.Change
+	if uninstall {
+		allow := ""
+		if user {
+			allow = userFile
+		}
+		changes, err = hook.Uninstall(hook.UninstallOptions{Hooks: hooksFile, Allow: allow, Command: command, DryRun: dry})
+	} else {
+		changes, err = hook.Install(hook.InstallOptions{Hooks: hooksFile, Allow: userFile, Command: command, DryRun: dry})
+	}
+	if err != nil {
+		return err
+	}
+	out := e.stdout
+	for _, ch := range changes {
+		if dry && ch.Changed {
+			out.Write(ch.Diff)
+		}
+	}
+	verb := map[bool]string{false: "added", true: "removed"}[uninstall]
+	for _, ch := range changes {
+		if !ch.Changed {
+			if uninstall {
+				fmt.Fprintf(out, "%s: no retval entries; nothing changed\n", ch.Path)
+			} else {
+				fmt.Fprintf(out, "%s: already set up; nothing changed\n", ch.Path)
+			}
+			continue
+		}
+		what := ""
+		switch {
+		case ch.Hook && ch.Allow:
+			what = "the hook (" + command + ") and the permissions.allow entries for retval peek and retval resolve"
+		case ch.Hook:
+			what = "the hook (" + command + ")"
+		case ch.Allow:
+			what = "the permissions.allow entries for retval peek and retval resolve"
+		}
+		if dry {
+			fmt.Fprintf(out, "%s: would have %s %s; dry run, nothing written\n", ch.Path, verb, what)
+			continue
+		}
+		fmt.Fprintf(out, "%s: %s %s", ch.Path, verb, what)
+		if ch.Backup != "" {
+			fmt.Fprintf(out, " (the file as it was: %s)", ch.Backup)
+		}
+		fmt.Fprintln(out)
+	}
+	if !uninstall && !user {
+		fmt.Fprintf(out, "the allow entries are in %s: Claude Code ignores a project's permissions.allow until the folder is trusted\n", userFile)
+	}
+	if _, err := exec.LookPath("retval"); err != nil && !uninstall {
+		fmt.Fprintf(e.stderr, "retval: hook: note: no retval on PATH: the stubs tell the model to run retval peek, which needs one\n")
+	}
+	if uninstall && !user {
+		fmt.Fprintf(out, "the permissions.allow entries in %s are kept (other projects may use them): retval hook claude-code uninstall --user removes them\n", userFile)
+	}
+	return nil
+}
