@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the agent clients the end-to-end tests drive: node and npm
+# (Debian packages) when missing, and the pinned npm packages, each in its
+# own directory under $HOME/.cache/retval-ci (the tests look there; an
+# installed version is not fetched again). Quiet unless something fails.
+set -euo pipefail
+
+cache=${HOME:?}/.cache/retval-ci
+# Keep in step with internal/e2e/claudecode (the tests' pins).
+packages=(
+  @anthropic-ai/claude-code@2.1.328
+  @modelcontextprotocol/server-filesystem@2026.8.31
+)
+
+# quietly WHAT CMD ARGS... runs CMD with its output held back; if CMD
+# fails, it prints that output whole and exits with CMD's status.
+quietly() {
+  local what=$1 log status=0
+  shift
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 || status=$?
+  if ((status != 0)); then
+    echo "ci: $what failed (exit $status):" >&2
+    cat "$log" >&2
+    rm -f "$log"
+    exit "$status"
+  fi
+  rm -f "$log"
+}
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  as_root=()
+  [[ $(id -u) == 0 ]] || as_root=(sudo)
+  quietly "apt-get update" "${as_root[@]}" apt-get update -q
+  quietly "apt-get install nodejs npm" "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
+fi
+
+for pkg in "${packages[@]}"; do
+  # @scope/name@version → scope-name@version
+  dir=$cache/$(tr / - <<<"${pkg#@}")
+  [[ -f $dir/.installed ]] && continue
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  quietly "npm install $pkg" npm install --prefix "$dir" --no-audit --no-fund --no-save --loglevel=error "$pkg"
+  touch "$dir/.installed"
+done
