@@ -7,13 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"syscall"
 
 	"github.com/retval/retval/internal/flock"
+	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/retain"
 )
@@ -154,6 +151,10 @@ func (rs *Resolver) StepSpent(step string) (Spent, error) {
 // whole record in place with one write, never changing the file's length.
 const ledgerSize = 256
 
+// maxLedgerSize bounds a ledger's read: a file longer than a few records
+// is not one retval wrote.
+const maxLedgerSize = 4 * ledgerSize
+
 type ledgerRecord struct {
 	Step retain.ID `json:"step"`
 	Spent
@@ -187,22 +188,34 @@ func (rs *Resolver) openLedger(step string) (*ledger, error) {
 	return l, nil
 }
 
+// open opens the step's ledger, creating .steps and the ledger as needed.
+// Neither is ever followed through a symlink, and the ledger is opened so
+// that a FIFO or a device in its place neither blocks nor is read: each is
+// corrupt, saying what to do. A ledger is read through a bound of a few
+// records' size.
 func (l *ledger) open() error {
-	dir := filepath.Join(l.lock.Dir, retain.StepsDir)
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	if fi, err := os.Lstat(dir); err != nil {
-		return err
-	} else if !fi.IsDir() {
-		return retain.Errorf(retain.CodeCorrupt, "%s is not a directory (symlinks are never followed)", dir)
-	}
-	p := filepath.Join(dir, retain.StepName(l.step))
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if errors.Is(err, syscall.ELOOP) {
-		return retain.Errorf(retain.CodeCorrupt, "step ledger %s is a symlink and is never followed; start a new step with another --step id", p)
-	}
+	root, err := fsx.OpenRoot(l.lock.Dir)
 	if err != nil {
+		return err
+	}
+	defer root.Close()
+	steps, err := root.MkdirOpen(retain.StepsDir, 0o700)
+	if err != nil {
+		if fsx.Refused(err) || errors.Is(err, fsx.ErrNotDir) {
+			return retain.Errorf(retain.CodeCorrupt, "step ledgers' directory %s cannot hold ledgers: remove it and retval makes it again, or resolve without --step; it is not a directory (symlinks are never followed)", root.Join(retain.StepsDir))
+		}
+		return err
+	}
+	defer steps.Close()
+	name := retain.StepName(l.step)
+	p := steps.Join(name)
+	f, err := steps.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	switch {
+	case errors.Is(err, fsx.ErrSymlink):
+		return retain.Errorf(retain.CodeCorrupt, "step ledger %s is a symlink and is never followed; start a new step with another --step id", p)
+	case errors.Is(err, fsx.ErrNotRegular):
+		return retain.Errorf(retain.CodeCorrupt, "step ledger %s is not a regular file (a FIFO, a device or a directory) and is never read; remove it, or start a new step with another --step id", p)
+	case err != nil:
 		return err
 	}
 	if err := flock.Exclusive(f); err != nil {
@@ -210,13 +223,22 @@ func (l *ledger) open() error {
 		return err
 	}
 	l.f = f
-	b, err := io.ReadAll(io.LimitReader(f, 4*ledgerSize))
+	b, err := fsx.ReadAll(f, p, maxLedgerSize)
 	if err != nil {
 		f.Close()
+		if fsx.Refused(err) {
+			return retain.Errorf(retain.CodeCorrupt, "step ledger %s is unreadable (over %d bytes, and retval writes %d); start a new step with another --step id", p, maxLedgerSize, ledgerSize)
+		}
 		return err
 	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil // a new step
+	if len(b) == 0 {
+		// A new step: make its ledger's entry durable before anything is
+		// answered under it.
+		if err := steps.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		return nil
 	}
 	var rec ledgerRecord
 	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
