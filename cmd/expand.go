@@ -31,8 +31,13 @@ stdin and prints it with every node replaced:
 Everything else is copied byte for byte: member order, whitespace, numbers
 and string escapes stay exactly as sent. Text in a selected value is data:
 it is never expanded again, nor read as a reference, flag or command.
-Selected bytes that are not UTF-8 become U+FFFD in the JSON string, as in
-encoding/json.
+A JSON string holds text: a selection that is not valid UTF-8 (a line of a
+Latin-1 file, say) fails not_utf8, naming the first bad byte of the value;
+it is never replaced by U+FFFD. So do a string whose text holds a lone
+UTF-16 surrogate escape ("\ud800", which has no UTF-8 form) and $concat
+text of the template itself that is not UTF-8. A line or byte range that
+starts or ends past the end of its value fails (invalid_range), naming
+the valid range; it is never cut short.
 
 All or nothing: if any node fails — a malformed node (unknown keys beside
 "$ref", both "lines" and "bytes", a number inside "$concat", "$concat" of
@@ -70,7 +75,7 @@ output or the summary), 2 usage (a bad flag, no run, or a template that is
 empty, not JSON, over 16 MiB or too deep), 6 expand refused: some node
 failed (each is listed with its own code: bad_reference, bad_pointer,
 unknown_reference, collected, invalid_range, not_json, ambiguous_json,
-digest_mismatch, not_string, corrupt, too_large for the bound).`,
+digest_mismatch, not_string, not_utf8, corrupt, too_large for the bound).`,
 		Flags: append(globalFlags("max-expand-bytes"),
 			&cli.StringFlag{Name: "summary", Usage: "also write the document with each expanded node replaced by {\"$expanded\": {\"bytes\": N, \"sha256\": ...}} to FILE"},
 		),
@@ -99,7 +104,7 @@ func runExpand(c *cli.Context, e *env) error {
 	if len(src) > expand.MaxTemplateSize {
 		return usageErr("the template is over %d bytes: a template carries references and new text, not content; refer to stored text with {\"$ref\": ...}", expand.MaxTemplateSize)
 	}
-	x := &expand.Expander{Store: retain.Open(r.RunsDir), Run: run, MaxBytes: r.Limits.Effective().MaxExpandBytes}
+	x := &expand.Expander{Store: retain.Open(r.RunsDir), Run: run, MaxBytes: r.Limits.MaxExpandBytes}
 	res, err := x.Expand(src, summary != "")
 	if err != nil {
 		var ref *expand.Refusal

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"strings"
+
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
@@ -21,8 +23,11 @@ the whole value, a half-open byte range (--bytes 0-100 is bytes 0 to 99;
 neither end may split a UTF-8 sequence), an inclusive line range (1-based,
 newlines kept as they are: \r\n stays \r\n), or the JSON value an RFC 6901
 pointer selects, as its original bytes (--as lexeme, the default) or, for a
-string, its decoded text (--as string). --sha256 makes the lookup fail
-unless the value's digest is HEX.
+string, its decoded text (--as string). At most one of --bytes, --lines and
+--pointer; --as only with --pointer. --sha256 makes the lookup fail unless
+the value's digest is HEX. A range is never cut short: one that starts or
+ends past the end of the value fails (invalid_range), naming the valid
+range ("the value has lines 1-10000", "bytes 0-512").
 
 --batch reads a JSON array of references from stdin, in the form models
 use:
@@ -30,13 +35,25 @@ use:
    {"$ref": "ID", "bytes": [start, end]}           bytes [start, end)
    {"$ref": "ID", "lines": [first, last]}          lines first..last
    {"$ref": "ID", "pointer": "/a/0", "as": "string"}
-   {"$list_results": N}                            page N of the catalogue
+   {"$list_results": N}                            the catalogue from value N
 each optionally with "sha256". --batch and --json print one JSON object per
 line for each reference, in order (JSON Lines):
    {"ok":true,"text":"…","bytes":N,"sha256":"<digest of text>"}
    {"ok":false,"error":{"code":"…","message":"…"}}
 A failed lookup is a result, not a failure of the command: the exit status
-is then 0.
+is then 0. A JSON string holds text, so there a selection that is not valid
+UTF-8 (a Latin-1 file, say) fails not_utf8, naming its first bad byte,
+rather than come back altered; one reference without --json prints the
+bytes as they are. A string whose text holds a lone UTF-16 surrogate
+escape ("\ud800") has no UTF-8 form: with --as string it fails not_utf8
+either way (--as lexeme returns its escaped form).
+
+{"$list_results": N} answers {"run", "page": N, "total", "next", "values"}:
+the run's values from the Nth (oldest first, 0 first), as compact entries
+(id, tool, size, lines, complete, created, sha256), as many as fit
+--max-lookup-bytes after JSON escaping and at most 20. "next" is the N
+that continues right after the last one shown, null at the end. When not
+even one entry fits, the lookup fails too_large: raise --max-lookup-bytes.
 
 Budget: a step may make --max-lookups lookups (8), each result at most
 --max-lookup-bytes raw bytes (8 KiB) and all together at most
@@ -52,10 +69,12 @@ Example:
    echo '[{"$ref": "c1", "lines": [1, 5]}, {"$list_results": 0}]' | retval resolve --run "$RUN" --batch
 
 Exit status: 0 printed (with --batch or --json: every reference answered,
-failed or not), 1 I/O error or corrupt value, 2 usage, 3 unknown reference
-or collected run, 5 lookup budget exhausted, 7 invalid reference
-(invalid_range, not_json, ambiguous_json, digest_mismatch, not_string,
-bad_pointer, bad_reference, too_large).`,
+failed or not), 1 I/O error or corrupt value (a step ledger that is a
+symlink, a FIFO or a device is corrupt and never read), 2 usage (two of
+--bytes, --lines and --pointer, or --as without --pointer, among others),
+3 unknown reference or collected run, 5 lookup budget exhausted, 7 invalid
+reference (invalid_range, not_json, ambiguous_json, digest_mismatch,
+not_string, not_utf8, bad_pointer, bad_reference, too_large).`,
 		Flags: append(globalFlags("max-lookups", "max-lookup-bytes", "max-step-bytes"),
 			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B: bytes A up to, not including, B"},
 			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B, counting from 1"},
@@ -95,6 +114,9 @@ func runResolve(c *cli.Context, e *env) error {
 		if len(args) != 1 {
 			return usageErr("want one value ID (as its stub shows it), e.g. retval resolve --run %s c1 --lines 1-40", run)
 		}
+		if err := checkSelectionFlags(c); err != nil {
+			return err
+		}
 		ref, err := flagRef(c, args[0])
 		if retain.CodeOf(err) == retain.CodeUsage {
 			return err
@@ -102,7 +124,9 @@ func runResolve(c *cli.Context, e *env) error {
 		calls = []expand.Lookup{{Ref: ref, Err: err}}
 	}
 
-	rs := &expand.Resolver{Store: retain.Open(r.RunsDir), Run: run}
+	// One reference printed to stdout is bytes, not a JSON string: it is
+	// answered as the value holds it, UTF-8 or not.
+	rs := &expand.Resolver{Store: retain.Open(r.RunsDir), Run: run, Raw: !batch && !r.JSON}
 	budget := expand.BudgetOf(r.Limits)
 	var answers []expand.Answer
 	if c.IsSet("step") {
@@ -126,6 +150,26 @@ func runResolve(c *cli.Context, e *env) error {
 	}
 	_, err = e.stdout.Write(answers[0].Text)
 	return err
+}
+
+// checkSelectionFlags refuses flags that make no one reference: two
+// selections, or --as without a pointer to apply it to. These are mistakes
+// on the command line, so usage errors naming the flags, not bad_reference.
+func checkSelectionFlags(c *cli.Context) error {
+	var set []string
+	for _, f := range []string{"bytes", "lines", "pointer"} {
+		if c.IsSet(f) {
+			set = append(set, "--"+f)
+		}
+	}
+	if len(set) > 1 {
+		named := strings.Join(set[:len(set)-1], ", ") + " and " + set[len(set)-1]
+		return usageErr("%s select in different ways: give one of --bytes, --lines and --pointer", named)
+	}
+	if c.IsSet("as") && !c.IsSet("pointer") {
+		return usageErr("--as says how to return what --pointer selects: give --pointer too, or leave --as out")
+	}
+	return nil
 }
 
 // flagRef builds the reference the selection flags describe, through the

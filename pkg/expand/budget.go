@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unicode/utf8"
 
 	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/internal/fsx"
@@ -15,17 +16,29 @@ import (
 	"github.com/retval/retval/pkg/retain"
 )
 
-// Budget bounds the lookups of one step. A zero field is unlimited.
+// Budget bounds the lookups of one step. A zero field means SPEC's
+// default (retain.DefaultLimits: 8 lookups, 8 KiB, 64 KiB), so Budget{} is
+// the default budget; retain.Unlimited (any negative value) means no
+// bound.
 type Budget struct {
 	Lookups     int64 // lookups per step
 	LookupBytes int64 // raw bytes of one lookup's result
 	StepBytes   int64 // bytes of all results of the step, after JSON escaping
 }
 
-// BudgetOf returns the budget the limits set.
+// BudgetOf returns the budget the limits set (their zero fields and
+// Unlimited mean what they mean in a Budget).
 func BudgetOf(l retain.Limits) Budget {
-	e := l.Effective()
-	return Budget{Lookups: e.MaxLookups, LookupBytes: e.MaxLookupBytes, StepBytes: e.MaxStepBytes}
+	return Budget{Lookups: l.MaxLookups, LookupBytes: l.MaxLookupBytes, StepBytes: l.MaxStepBytes}
+}
+
+// bounds is a Budget as it is enforced: defaults applied, 0 meaning no
+// bound. A type of its own, so that it is never taken for a Budget.
+type bounds struct{ lookups, lookupBytes, stepBytes int64 }
+
+func (b Budget) bounds() bounds {
+	e := retain.Limits{MaxLookups: b.Lookups, MaxLookupBytes: b.LookupBytes, MaxStepBytes: b.StepBytes}.Effective()
+	return bounds{lookups: e.MaxLookups, lookupBytes: e.MaxLookupBytes, stepBytes: e.MaxStepBytes}
 }
 
 // Spent is what a step has used of its budget.
@@ -53,16 +66,16 @@ type Answer struct {
 // whose lookups would pass the step's count is refused whole: nothing is
 // answered or spent, and the error is budget_exhausted.
 func (rs *Resolver) Lookups(calls []Lookup, b Budget, spent *Spent) ([]Answer, error) {
-	return rs.lookups(calls, b, spent, "")
+	return rs.lookups(calls, b.bounds(), spent, "")
 }
 
-func (rs *Resolver) lookups(calls []Lookup, b Budget, spent *Spent, step string) ([]Answer, error) {
-	if b.Lookups > 0 && spent.Lookups+int64(len(calls)) > b.Lookups {
+func (rs *Resolver) lookups(calls []Lookup, b bounds, spent *Spent, step string) ([]Answer, error) {
+	if b.lookups > 0 && spent.Lookups+int64(len(calls)) > b.lookups {
 		if step == "" {
-			return nil, retain.Errorf(retain.CodeBudgetExhausted, "this call asks for %d lookups but a step allows %d; ask for at most %d", len(calls), b.Lookups, b.Lookups)
+			return nil, retain.Errorf(retain.CodeBudgetExhausted, "this call asks for %d lookups but a step allows %d; ask for at most %d", len(calls), b.lookups, b.lookups)
 		}
-		left := max(0, b.Lookups-spent.Lookups)
-		return nil, retain.Errorf(retain.CodeBudgetExhausted, "step %q has %d of its %d lookups left and this call asks for %d; nothing was looked up: ask for fewer, or work with what the step has read", step, left, b.Lookups, len(calls))
+		left := max(0, b.lookups-spent.Lookups)
+		return nil, retain.Errorf(retain.CodeBudgetExhausted, "step %q has %d of its %d lookups left and this call asks for %d; nothing was looked up: ask for fewer, or work with what the step has read", step, left, b.lookups, len(calls))
 	}
 	out := make([]Answer, len(calls))
 	for i, c := range calls {
@@ -72,9 +85,9 @@ func (rs *Resolver) lookups(calls []Lookup, b Budget, spent *Spent, step string)
 			continue
 		}
 		text, err := rs.answer(c.Ref, b)
-		if err == nil && b.StepBytes > 0 {
-			if n := jsonstr.Len(text); spent.Bytes+n > b.StepBytes {
-				err = retain.Errorf(retain.CodeTooLarge, "the result is %d bytes after JSON escaping, but the step has %d of its %d bytes left; narrow the selection", n, max(0, b.StepBytes-spent.Bytes), b.StepBytes)
+		if err == nil && b.stepBytes > 0 {
+			if n := jsonstr.Len(text); spent.Bytes+n > b.stepBytes {
+				err = retain.Errorf(retain.CodeTooLarge, "the result is %d bytes after JSON escaping, but the step has %d of its %d bytes left; narrow the selection", n, max(0, b.stepBytes-spent.Bytes), b.stepBytes)
 			}
 		}
 		if err != nil {
@@ -88,20 +101,9 @@ func (rs *Resolver) lookups(calls []Lookup, b Budget, spent *Spent, step string)
 }
 
 // answer performs one lookup within the per-lookup bound.
-func (rs *Resolver) answer(r Ref, b Budget) ([]byte, error) {
+func (rs *Resolver) answer(r Ref, b bounds) ([]byte, error) {
 	if r.Kind == RefList {
-		p, err := rs.Store.CataloguePage(rs.Run, int(r.Page), 0)
-		if err != nil {
-			return nil, err
-		}
-		text, err := retain.MarshalPage(p)
-		if err != nil {
-			return nil, err
-		}
-		if b.LookupBytes > 0 && int64(len(text)) > b.LookupBytes {
-			return nil, retain.Errorf(retain.CodeTooLarge, "page %d of the catalogue is %d bytes, over the %d-byte bound of one lookup; list the run with: retval catalogue --run %s --page-size 5", r.Page, len(text), b.LookupBytes, p.Run)
-		}
-		return text, nil
+		return rs.list(r.Page, b.lookupBytes)
 	}
 	if r.As == AsValue {
 		return nil, badRef("\"as\": \"value\" is for expand templates; resolve returns the lexeme, so use \"lexeme\"")
@@ -111,7 +113,10 @@ func (rs *Resolver) answer(r Ref, b Budget) ([]byte, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return s.Text(b.LookupBytes)
+	if rs.Raw {
+		return s.Text(b.lookupBytes)
+	}
+	return s.JSONText(b.lookupBytes)
 }
 
 // Step answers one call of lookups in the named step, whose spending is
@@ -127,7 +132,7 @@ func (rs *Resolver) Step(step string, calls []Lookup, b Budget) ([]Answer, error
 	}
 	defer l.close()
 	spent := l.spent
-	answers, err := rs.lookups(calls, b, &spent, string(l.step))
+	answers, err := rs.lookups(calls, b.bounds(), &spent, string(l.step))
 	if err != nil {
 		return nil, err
 	}
@@ -273,8 +278,16 @@ func (l *ledger) close() {
 
 // MarshalJSON renders an answer as resolve's --json and --batch print it:
 // {"ok": true, "text": ..., "bytes": N, "sha256": ...} with the digest of
-// the text, or {"ok": false, "error": {"code": ..., "message": ...}}.
+// the text, or {"ok": false, "error": {"code": ..., "message": ...}}. A
+// text that is not valid UTF-8 (an answer of a Raw Resolver) is rendered
+// as the not_utf8 error it is in JSON, never with substituted bytes.
 func (a Answer) MarshalJSON() ([]byte, error) {
+	if a.Err == nil && !utf8.Valid(a.Text) {
+		a.Err = checkUTF8("", 0, a.Text)
+		if e := (*NotUTF8Error)(nil); errors.As(a.Err, &e) {
+			a.Err = retain.Errorf(retain.CodeNotUTF8, "the text is not valid UTF-8 at its byte %d (0x%02x), and a JSON string cannot carry it; select bytes that leave it out", e.Offset, e.Byte)
+		}
+	}
 	if a.Err != nil {
 		b := fmt.Appendf(nil, `{"ok":false,"error":{"code":"%s","message":"`, retain.CodeOf(a.Err))
 		b = jsonstr.Append(b, []byte(a.Err.Error()))

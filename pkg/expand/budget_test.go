@@ -3,11 +3,13 @@ package expand
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/retain"
@@ -63,9 +65,12 @@ func TestLookupsCount(t *testing.T) {
 	if ans, err := rs.Lookups(lookups(t, nine[:4]...), defaultBudget, &sp); err != nil || len(ans) != 4 || sp.Lookups != 8 {
 		t.Fatal(err, sp)
 	}
-	// Zero is unlimited.
+	// Unlimited is no bound; zero is the default.
 	var sp2 Spent
-	if ans, err := rs.Lookups(lookups(t, nine...), Budget{}, &sp2); err != nil || len(ans) != 9 {
+	if ans, err := rs.Lookups(lookups(t, nine...), Budget{Lookups: retain.Unlimited}, &sp2); err != nil || len(ans) != 9 {
+		t.Fatal(err)
+	}
+	if _, err := rs.Lookups(lookups(t, nine...), Budget{}, &Spent{}); retain.CodeOf(err) != retain.CodeBudgetExhausted {
 		t.Fatal(err)
 	}
 }
@@ -98,26 +103,37 @@ func TestLookupsStepBytes(t *testing.T) {
 func TestListResults(t *testing.T) {
 	rs := newStore(t, testValues)
 	var sp Spent
-	ans, err := rs.Lookups(lookups(t, `{"$list_results": 0}`, `{"$list_results": 9}`), defaultBudget, &sp)
+	ans, err := rs.Lookups(lookups(t, `{"$list_results": 0}`, `{"$list_results": 5}`, `{"$list_results": 9}`), defaultBudget, &sp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, page := range []int{0, 9} {
-		p, err := rs.Store.CataloguePage("r", page, 0)
-		if err != nil {
-			t.Fatal(err)
+	vals, err := rs.Store.Values("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Compact entries, in the catalogue's order, from the value asked for.
+	for i, from := range []int{0, 5, 9} {
+		var want strings.Builder
+		fmt.Fprintf(&want, `{"run":"r","page":%d,"total":%d,"next":null,"values":[`, from, len(vals))
+		for j, d := range vals[min(from, len(vals)):] {
+			if j > 0 {
+				want.WriteByte(',')
+			}
+			fmt.Fprintf(&want, `{"id":%q,"size":%d,"lines":%d,"complete":%v,"created":%q,"sha256":%q}`,
+				d.ID, d.Size, d.Lines, d.Complete, d.Created.Format(time.RFC3339Nano), d.SHA256)
 		}
-		want, _ := retain.MarshalPage(p)
-		if ans[i].Err != nil || string(ans[i].Text) != string(want) {
-			t.Fatalf("page %d: %s, %v; want %s", page, ans[i].Text, ans[i].Err, want)
+		want.WriteString("]}")
+		if ans[i].Err != nil || string(ans[i].Text) != want.String() {
+			t.Fatalf("from %d: %s, %v; want %s", from, ans[i].Text, ans[i].Err, want.String())
 		}
 	}
-	if sp.Lookups != 2 {
+	if sp.Lookups != 3 {
 		t.Fatal(sp)
 	}
-	// Over the per-lookup bound, a page is too_large like any result.
+	// When not even one entry fits, the lookup is too_large, and says what
+	// to do.
 	ans, _ = rs.Lookups(lookups(t, `{"$list_results": 0}`), Budget{LookupBytes: 100}, &sp)
-	if retain.CodeOf(ans[0].Err) != retain.CodeTooLarge || !strings.Contains(ans[0].Err.Error(), "retval catalogue --run r") {
+	if retain.CodeOf(ans[0].Err) != retain.CodeTooLarge || !strings.Contains(ans[0].Err.Error(), "raise --max-lookup-bytes, or list it with: retval catalogue --run r --page 0 --page-size 1") {
 		t.Fatal(ans[0].Err)
 	}
 }

@@ -19,8 +19,15 @@ type Expander struct {
 	Run   string
 	// MaxBytes bounds the expanded content of one expansion: the sum, over
 	// the template's $ref and $concat nodes, of the bytes of their text
-	// before JSON escaping (what Expansion.Bytes counts). 0 is no bound.
+	// before JSON escaping (what Expansion.Bytes counts). 0 means SPEC's
+	// default, 16 MiB (retain.DefaultLimits); retain.Unlimited (any
+	// negative value), no bound.
 	MaxBytes int64
+}
+
+// maxBytes is the bound MaxBytes sets, 0 meaning none.
+func (x *Expander) maxBytes() int64 {
+	return retain.Limits{MaxExpandBytes: x.MaxBytes}.Effective().MaxExpandBytes
 }
 
 // Expansion is what one $ref or $concat node expanded to: its content's
@@ -35,7 +42,9 @@ type Expansion struct {
 
 // Plan is a template whose every reference has been found in its value and
 // whose expanded size is known and within bounds: writing it can only fail
-// on I/O or a corrupt value. Close it when done.
+// on I/O, a corrupt value, or a selection that a JSON string cannot carry
+// (not valid UTF-8, see NotUTF8Error), which is found as its bytes stream
+// by. Close it when done.
 type Plan struct {
 	t *Template
 	// sels[i][j] is the selection of part j of node i (nil for text).
@@ -107,7 +116,12 @@ func (x *Expander) Plan(t *Template) (*Plan, error) {
 		}
 	}
 	if len(fails) == 0 {
-		fails = p.sizes(x.MaxBytes)
+		fails = p.sizes(x.maxBytes())
+	} else {
+		// Refused already: name the selections that are not UTF-8 too,
+		// which WriteTo would otherwise find, so that one refusal lists
+		// every failing node.
+		fails = append(fails, p.scanText(x.maxBytes())...)
 	}
 	if len(fails) > 0 {
 		sortFailures(fails)
@@ -234,6 +248,35 @@ func (p *Plan) sizes(limit int64) []Failure {
 	return nil
 }
 
+// scanText checks the selections that can fail to be UTF-8 — of values
+// whose descriptor says they are not, and decoded strings (a lone
+// surrogate escape) — reading at most about limit bytes (0: no limit),
+// and returns those that fail.
+func (p *Plan) scanText(limit int64) []Failure {
+	var fails []Failure
+	var read int64
+	for i, n := range p.t.Nodes {
+		for j, part := range n.Parts {
+			s := p.sels[i][j]
+			if s == nil || !s.Decoded() && s.Value.Desc.UTF8 {
+				continue
+			}
+			if read += s.Size(); limit > 0 && read > limit {
+				return fails
+			}
+			scan := s.scanner()
+			_, err := s.writeTo(io.Discard, scan)
+			if err == nil {
+				err = scan.err()
+			}
+			if err != nil {
+				fails = append(fails, failure(part.at, part.Path, err))
+			}
+		}
+	}
+	return fails
+}
+
 // Size is the expanded content's length, as MaxBytes counts it, when every
 // node's length is known before writing; else -1.
 func (p *Plan) Size() int64 {
@@ -252,16 +295,21 @@ func (p *Plan) Size() int64 {
 
 // WriteTo writes the expanded document to w: the template's bytes, with
 // each node replaced by its expansion. Selections stream from their values
-// into the JSON-escaped output; nothing is built whole in memory. A node
-// whose value fails to read (a corrupt block) stops the writing with a
-// refusal naming it; w then holds part of the document. Expand, which
-// writes to memory first, never shows that part.
+// into the JSON-escaped output; nothing is built whole in memory. Every
+// byte put into the output is checked to be UTF-8 on its way (a JSON
+// string holds text; so does the output, where a lexeme goes as it is). A
+// part that fails — its value does not read (a corrupt block), or it is
+// not valid UTF-8 — ends the output there, so w never holds a replaced
+// byte; the remaining parts are still read and checked, and the refusal
+// names every part that failed. w then holds part of the document. Expand,
+// which writes to memory first, never shows that part.
 func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 	out := &outWriter{w: w}
 	src := p.t.Src
 	prev := 0
 	buf := make([]byte, copyChunk)
 	p.done = p.done[:0]
+	var fails []Failure
 	var h hash.Hash
 	if p.Digests {
 		h = sha256.New()
@@ -289,17 +337,25 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 			var err error
 			switch s := p.sels[i][j]; {
 			case !part.IsRef:
-				_, err = c.Write(part.Text)
-			case s.Decoded():
-				_, err = s.WriteTo(c)
+				_, err = c.Write(part.Text) // checked when the template was read
 			default:
-				err = copySelection(c, s, buf)
+				scan := s.scanner()
+				scan.onBad = out.stop
+				if s.Decoded() {
+					_, err = s.writeTo(c, scan)
+				} else {
+					err = copySelection(c, s, buf, scan)
+				}
+				if err == nil {
+					err = scan.err()
+				}
 			}
 			if out.err != nil {
 				return out.n, out.err
 			}
 			if err != nil {
-				return out.n, refuse([]Failure{failure(part.at, part.Path, err)})
+				out.stop()
+				fails = append(fails, failure(part.at, part.Path, err))
 			}
 		}
 		if jw != nil {
@@ -313,6 +369,9 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 		p.done = append(p.done, e)
 	}
 	out.Write(src[prev:])
+	if len(fails) > 0 {
+		return out.n, refuse(fails)
+	}
 	return out.n, out.err
 }
 
@@ -323,8 +382,9 @@ func (p *Plan) Expansions() []Expansion { return p.done }
 // copyChunk is how much of a value is read at a time: one verified block.
 const copyChunk = retain.BlockSize
 
-// copySelection streams the selected bytes of s to w through buf.
-func copySelection(w io.Writer, s *Selection, buf []byte) error {
+// copySelection streams the selected bytes of s to w through buf,
+// showing each piece to scan before w.
+func copySelection(w io.Writer, s *Selection, buf []byte, scan *utf8Scan) error {
 	for off := s.Start; off < s.End; {
 		n := min(int64(len(buf)), s.End-off)
 		k, err := s.Value.ReadAt(buf[:n], off)
@@ -334,6 +394,7 @@ func copySelection(w io.Writer, s *Selection, buf []byte) error {
 			}
 			return err
 		}
+		scan.Write(buf[:n])
 		if _, err := w.Write(buf[:n]); err != nil {
 			return err
 		}
@@ -358,16 +419,24 @@ func (c *content) Write(p []byte) (int, error) {
 }
 
 // outWriter writes the output, keeping the first error so that a failure
-// of the output is told apart from a failure to read a value.
+// of the output is told apart from a failure to read a value. Once
+// stopped, it writes nothing more.
 type outWriter struct {
-	w   io.Writer
-	n   int64
-	err error
+	w       io.Writer
+	n       int64
+	err     error
+	stopped bool
 }
+
+// stop ends the output: a part failed, and nothing after it is written.
+func (o *outWriter) stop() { o.stopped = true }
 
 func (o *outWriter) Write(p []byte) (int, error) {
 	if o.err != nil {
 		return 0, o.err
+	}
+	if o.stopped {
+		return len(p), nil
 	}
 	n, err := o.w.Write(p)
 	o.n += int64(n)

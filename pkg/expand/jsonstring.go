@@ -8,16 +8,24 @@ import (
 	"unicode/utf8"
 )
 
-// The text of a JSON string, decoded exactly as encoding/json decodes it:
-// escapes are resolved, a valid surrogate pair becomes one rune, a lone
-// surrogate becomes U+FFFD, and bytes that are not UTF-8 become U+FFFD one
-// by one. Control characters, bad escapes and unescaped quotes are errors.
+// The text of a JSON string. Decoded as encoding/json decodes it (for
+// member names, which are only compared): escapes are resolved, a valid
+// surrogate pair becomes one rune, a lone surrogate becomes U+FFFD, and
+// bytes that are not UTF-8 become U+FFFD one by one. Decoded strictly (for
+// text that is returned: an "as": "string" selection, a $concat part),
+// nothing is substituted: bytes that are not UTF-8 are kept as they are,
+// for the caller to refuse or return raw, and a lone surrogate is
+// errSurrogate, since no bytes stand for it. Control characters, bad
+// escapes and unescaped quotes are errors either way.
 
 var (
 	errControl  = errors.New("control character in a string")
 	errEscape   = errors.New("invalid escape in a string")
 	errQuote    = errors.New("unescaped quote in a string")
 	errTruncEsc = errors.New("string ends inside an escape")
+	// errSurrogate is a \u escape of a lone UTF-16 surrogate, in strict
+	// decoding.
+	errSurrogate = errors.New("lone surrogate escape in a string")
 )
 
 // getu4 decodes \uXXXX at the start of s, or returns -1.
@@ -42,10 +50,12 @@ func getu4(s []byte) rune {
 	return r
 }
 
-// decodeSome decodes what it can of a string body, appending to dst. Unless
-// final, it stops before an escape or UTF-8 sequence that may continue past
-// the end of data (at most 11 bytes) and reports how much it used.
-func decodeSome(dst, data []byte, final bool) ([]byte, int, error) {
+// decodeSome decodes what it can of a string body, appending to dst, and
+// reports how much of data it used; on an error, that is where the failing
+// escape or byte starts. Unless final, it stops before an escape or UTF-8
+// sequence that may continue past the end of data (at most 11 bytes).
+// With strict, see above.
+func decodeSome(dst, data []byte, final, strict bool) ([]byte, int, error) {
 	i := 0
 	for i < len(data) {
 		c := data[i]
@@ -100,6 +110,9 @@ func decodeSome(dst, data []byte, final bool) ([]byte, int, error) {
 						i += 12
 						continue
 					}
+					if strict {
+						return dst, i, errSurrogate
+					}
 					rr = unicode.ReplacementChar
 				}
 				dst = utf8.AppendRune(dst, rr)
@@ -111,6 +124,14 @@ func decodeSome(dst, data []byte, final bool) ([]byte, int, error) {
 			return dst, i, errQuote
 		case c < 0x20:
 			return dst, i, errControl
+		case strict:
+			// Kept as they are, valid or not.
+			j := i + 1
+			for j < len(data) && data[j] >= utf8.RuneSelf {
+				j++
+			}
+			dst = append(dst, data[i:j]...)
+			i = j
 		default:
 			if !final && !utf8.FullRune(data[i:]) {
 				return dst, i, nil
@@ -123,22 +144,36 @@ func decodeSome(dst, data []byte, final bool) ([]byte, int, error) {
 	return dst, i, nil
 }
 
-// appendDecoded appends the text of the whole string body raw to dst.
+// appendDecoded appends the text of the whole string body raw to dst, as
+// encoding/json decodes it.
 func appendDecoded(dst, raw []byte) ([]byte, error) {
-	dst, _, err := decodeSome(dst, raw, true)
+	dst, _, err := decodeSome(dst, raw, true, false)
 	return dst, err
 }
 
-// stringDecoder decodes a string body written to it in pieces onto w.
+// appendStrict appends the text of the whole string body raw to dst,
+// strictly; on an error, at is the offset in raw where it lies.
+func appendStrict(dst, raw []byte) (out []byte, at int, err error) {
+	out, at, err = decodeSome(dst, raw, true, true)
+	return out, at, err
+}
+
+// stringDecoder decodes a string body written to it in pieces onto w,
+// strictly. After an error, errAt is the offset in the body where the
+// failing escape or byte starts.
 type stringDecoder struct {
-	w    io.Writer
-	pend []byte // an escape or UTF-8 sequence cut by the end of a piece
-	in   []byte
-	out  []byte
+	w     io.Writer
+	pend  []byte // an escape cut by the end of a piece
+	in    []byte
+	out   []byte
+	off   int64 // bytes of the body written before the current piece
+	errAt int64
 }
 
 func (d *stringDecoder) Write(p []byte) (int, error) {
-	if err := d.feed(p, false); err != nil {
+	err := d.feed(p, false)
+	d.off += int64(len(p))
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -154,9 +189,10 @@ func (d *stringDecoder) feed(p []byte, final bool) error {
 		// suffice), decode that, then go on in p itself.
 		n := min(len(p), 12)
 		d.in = append(append(d.in[:0], d.pend...), p[:n]...)
-		out, used, err := decodeSome(d.out[:0], d.in, final && n == len(p))
+		out, used, err := decodeSome(d.out[:0], d.in, final && n == len(p), true)
 		d.out = out
 		if err != nil {
+			d.errAt = d.off - int64(len(d.pend)) + int64(used)
 			return err
 		}
 		if used < len(d.pend) {
@@ -173,9 +209,11 @@ func (d *stringDecoder) feed(p []byte, final bool) error {
 			return err
 		}
 	}
-	out, used, err := decodeSome(d.out[:0], data, final)
+	base := d.off + int64(len(p)-len(data)) // offset of data[0] in the body
+	out, used, err := decodeSome(d.out[:0], data, final, true)
 	d.out = out
 	if err != nil {
+		d.errAt = base + int64(used)
 		return err
 	}
 	d.pend = append(d.pend[:0], data[used:]...)

@@ -21,7 +21,7 @@ const (
 	RefBytes                  // bytes [Start, End)
 	RefLines                  // lines Start..End, 1-based, inclusive
 	RefPointer                // the JSON value at Pointer
-	RefList                   // page Page of the run's catalogue ($list_results)
+	RefList                   // a page of the run's catalogue from value Page ($list_results)
 )
 
 // As says how a pointer selection is returned.
@@ -48,7 +48,7 @@ type Ref struct {
 	Pointer    Pointer
 	As         As     // for RefPointer: AsLexeme, AsString or AsValue
 	SHA256     string // lowercase hex the value's digest must equal, or ""
-	Page       int64  // for RefList
+	Page       int64  // for RefList: the value the page starts at, 0 first
 }
 
 // RefFields are a reference's fields as given, before they are checked:
@@ -78,7 +78,7 @@ func (f RefFields) Ref() (Ref, error) {
 			return Ref{}, badRef("$list_results takes no other keys" + refHelp)
 		}
 		if *f.List < 0 {
-			return Ref{}, badRef("$list_results %d: pages count from 0", *f.List)
+			return Ref{}, badRef("$list_results %d: a page starts at a value counted from 0 (0 first, then the \"next\" of the page before)", *f.List)
 		}
 		return Ref{Kind: RefList, Page: *f.List}, nil
 	}
@@ -192,7 +192,7 @@ func ParseRef(data []byte) (Ref, error) {
 		case "$list_results":
 			n, err := strconv.ParseInt(string(raw), 10, 64)
 			if err != nil {
-				return Ref{}, badRef("\"$list_results\" must be a page number from 0, not %s", raw)
+				return Ref{}, badRef("\"$list_results\" must be where the page starts, a value counted from 0 (then the \"next\" of the page before), not %s", raw)
 			}
 			f.List = &n
 		default:

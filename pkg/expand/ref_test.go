@@ -62,8 +62,8 @@ func TestParseRefErrors(t *testing.T) {
 		{`{"$ref": "c1"} {}`, retain.CodeBadReference, `trailing data`},
 		{`{"$ref": "c1"`, retain.CodeBadReference, `not valid JSON`},
 		{`{"$list_results": 0, "$ref": "c1"}`, retain.CodeBadReference, `$list_results takes no other keys`},
-		{`{"$list_results": -1}`, retain.CodeBadReference, `pages count from 0`},
-		{`{"$list_results": "0"}`, retain.CodeBadReference, `must be a page number`},
+		{`{"$list_results": -1}`, retain.CodeBadReference, `a page starts at a value counted from 0`},
+		{`{"$list_results": "0"}`, retain.CodeBadReference, `must be where the page starts`},
 	} {
 		_, err := ParseRef([]byte(tc.in))
 		if retain.CodeOf(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.msg) {

@@ -46,14 +46,16 @@ func Select(v *retain.Value, r Ref) (*Selection, error) {
 	case RefWhole:
 		s.End = v.Size()
 	case RefBytes:
+		if err := checkByteRange(v.Size(), r.Start, r.End); err != nil {
+			return nil, err
+		}
 		if err := peek.CheckBytes(v, r.Start, r.End); err != nil {
 			return nil, err
 		}
 		s.Start, s.End = r.Start, r.End
 	case RefLines:
-		n := v.Desc.Lines
-		if r.Start >= 1 && r.Start <= r.End && r.Start <= n && r.End > n {
-			return nil, retain.Errorf(retain.CodeInvalidRange, "line range %d-%d: the value has %s; ask for lines %d-%d", r.Start, r.End, plural(n, "line"), r.Start, n)
+		if err := checkLineRange(v.Desc.Lines, r.Start, r.End); err != nil {
+			return nil, err
 		}
 		start, end, _, err := peek.LineSpan(v, r.Start, r.End)
 		if err != nil {
@@ -76,34 +78,128 @@ func Select(v *retain.Value, r Ref) (*Selection, error) {
 	return s, nil
 }
 
+// checkByteRange checks a byte range against a value of size bytes, naming
+// the valid range when it reaches past the end. Where it splits a UTF-8
+// sequence is peek.CheckBytes's to say.
+func checkByteRange(size, start, end int64) error {
+	switch {
+	case start < 0 || end < 0:
+		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: offsets must be ≥ 0", start, end)
+	case start > end:
+		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: start is after end", start, end)
+	case start > size:
+		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d starts past the end: the value has bytes 0-%d (%s); ask for a range within them", start, end, size, plural(size, "byte"))
+	case end > size:
+		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d ends past the end: the value has bytes 0-%d (%s); ask for bytes %d-%d", start, end, size, plural(size, "byte"), start, size)
+	}
+	return nil
+}
+
+// checkLineRange checks a line range against a value of n lines. Resolve
+// and expand never clamp: a range that starts or ends past the end fails,
+// naming the valid range.
+func checkLineRange(n, first, last int64) error {
+	switch {
+	case first < 1 || last < first:
+		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d: lines count from 1 and the range must not be reversed", first, last)
+	case n == 0:
+		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d: the value is empty, it has no lines", first, last)
+	case first > n:
+		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d starts past the end: the value has lines 1-%d", first, last, n)
+	case last > n:
+		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d ends past the end: the value has lines 1-%d; ask for lines %d-%d", first, last, n, first, n)
+	}
+	return nil
+}
+
 // WriteTo writes the selection to w, streaming: the selected bytes, or for
-// a decoded string its text. It returns the number of bytes written.
-func (s *Selection) WriteTo(w io.Writer) (int64, error) {
+// a decoded string its text. It returns the number of bytes written. A
+// decoded string that holds a lone surrogate escape fails not_utf8 (see
+// NotUTF8Error); other bytes are written as the value holds them.
+func (s *Selection) WriteTo(w io.Writer) (int64, error) { return s.writeTo(w, nil) }
+
+// writeTo is WriteTo, with scan (if not nil) shown every byte read from
+// the value as it is read.
+func (s *Selection) writeTo(w io.Writer, scan io.Writer) (int64, error) {
 	if !s.Decoded() {
-		return io.Copy(w, s.Value.Section(s.Start, s.End))
+		src := s.Value.Section(s.Start, s.End)
+		if scan != nil {
+			src = io.TeeReader(src, scan)
+		}
+		return io.Copy(w, src)
 	}
 	cw := &countWriter{w: w}
 	d := &stringDecoder{w: cw}
-	if _, err := io.Copy(d, s.Value.Section(s.Start+1, s.End-1)); err != nil {
-		return cw.n, s.decodeErr(err)
+	src := s.Value.Section(s.Start+1, s.End-1)
+	if scan != nil {
+		src = io.TeeReader(src, scan)
+	}
+	if _, err := io.Copy(d, src); err != nil {
+		return cw.n, s.decodeErr(d, err)
 	}
 	if err := d.Close(); err != nil {
-		return cw.n, s.decodeErr(err)
+		return cw.n, s.decodeErr(d, err)
 	}
 	return cw.n, nil
 }
 
-func (s *Selection) decodeErr(err error) error {
+func (s *Selection) decodeErr(d *stringDecoder, err error) error {
 	switch err {
+	case errSurrogate:
+		at := s.Start + 1 + d.errAt
+		esc, rerr := s.Value.Bytes(at, at+6)
+		if rerr != nil {
+			return rerr
+		}
+		return notUTF8(&NotUTF8Error{Value: string(s.Value.Desc.ID), Offset: at, Escape: string(esc)})
 	case errControl, errEscape, errQuote, errTruncEsc:
 		return retain.Errorf(retain.CodeNotJSON, "not valid JSON in the string at byte %d: %v; read it as lexeme instead", s.Start, err)
 	}
 	return err
 }
 
-// Text reads the selection into memory. Over limit bytes (0: no limit) it
-// fails with too_large without reading more than the limit.
-func (s *Selection) Text(limit int64) ([]byte, error) {
+// scanner returns a utf8Scan of the bytes the selection reads from its
+// value, in value offsets.
+func (s *Selection) scanner() *utf8Scan {
+	if s.Decoded() {
+		return newUTF8Scan(string(s.Value.Desc.ID), s.Start+1)
+	}
+	return newUTF8Scan(string(s.Value.Desc.ID), s.Start)
+}
+
+// JSONText is Text for a selection that is to be carried in a JSON
+// string: one that is not valid UTF-8 fails not_utf8, naming the first
+// offending byte of the value, rather than come back with bytes that
+// encoding/json would replace.
+func (s *Selection) JSONText(limit int64) ([]byte, error) {
+	if !s.Decoded() {
+		b, err := s.Text(limit)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkUTF8(string(s.Value.Desc.ID), s.Start, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	scan := s.scanner()
+	b, err := s.text(limit, scan)
+	if err != nil {
+		return nil, err
+	}
+	if err := scan.err(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Text reads the selection into memory: the bytes as the value holds them
+// (or a decoded string's text, with its bytes as the value holds them).
+// Over limit bytes (0: no limit) it fails with too_large without reading
+// more than the limit.
+func (s *Selection) Text(limit int64) ([]byte, error) { return s.text(limit, nil) }
+
+func (s *Selection) text(limit int64, scan io.Writer) ([]byte, error) {
 	tooLarge := func(what string) error {
 		return retain.Errorf(retain.CodeTooLarge, "the selection is %s, over the %d-byte bound of one lookup; narrow it: fewer lines, a shorter byte range or a deeper pointer", what, limit)
 	}
@@ -123,7 +219,7 @@ func (s *Selection) Text(limit int64) ([]byte, error) {
 	if limit > 0 {
 		w = &limitWriter{w: &buf, n: limit}
 	}
-	if _, err := s.WriteTo(w); err != nil {
+	if _, err := s.writeTo(w, scan); err != nil {
 		if err == errOverLimit {
 			return nil, tooLarge("a string of over " + plural(limit, "byte"))
 		}
@@ -135,10 +231,17 @@ func (s *Selection) Text(limit int64) ([]byte, error) {
 // Close closes the selection's value.
 func (s *Selection) Close() error { return s.Value.Close() }
 
-// Resolver opens references against one run of a store.
+// Resolver opens references against one run of a store. Its answers are
+// for JSON strings (a model's tool result, resolve's --batch and --json):
+// a selection that is not valid UTF-8 fails not_utf8 (see NotUTF8Error).
 type Resolver struct {
 	Store *retain.Store
 	Run   string
+	// Raw makes answers the selected bytes as they are, for a byte stream
+	// (resolve of one reference to stdout): a selection that is not valid
+	// UTF-8 is answered as the value holds it. A decoded string with a
+	// lone surrogate escape still fails not_utf8: no bytes stand for it.
+	Raw bool
 }
 
 // Open opens the value r names and selects in it. The caller closes the

@@ -100,14 +100,15 @@ func TestSelectErrors(t *testing.T) {
 		msg  string
 	}{
 		{`{"$ref": "nope"}`, retain.CodeUnknownReference, `no value "nope" in run "r"`},
-		{`{"$ref": "crlf", "lines": [4, 5]}`, retain.CodeInvalidRange, "line range 4-5: the value has 4 lines; ask for lines 4-4"},
-		{`{"$ref": "crlf", "lines": [5, 5]}`, retain.CodeInvalidRange, "line 5 is past the end: the value has 4 lines"},
+		{`{"$ref": "crlf", "lines": [4, 5]}`, retain.CodeInvalidRange, "line range 4-5 ends past the end: the value has lines 1-4; ask for lines 4-4"},
+		{`{"$ref": "crlf", "lines": [5, 5]}`, retain.CodeInvalidRange, "line range 5-5 starts past the end: the value has lines 1-4"},
 		{`{"$ref": "crlf", "lines": [0, 1]}`, retain.CodeInvalidRange, "lines count from 1"},
 		{`{"$ref": "crlf", "lines": [3, 2]}`, retain.CodeInvalidRange, "must not be reversed"},
 		{`{"$ref": "utf", "bytes": [2, 3]}`, retain.CodeInvalidRange, "offset 2 splits a UTF-8 sequence; the nearest boundaries are 1 and 3"},
 		{`{"$ref": "utf", "bytes": [1, 5]}`, retain.CodeInvalidRange, "offset 5 splits a UTF-8 sequence; the nearest boundaries are 3 and 7"},
 		{`{"$ref": "utf", "bytes": [3, 2]}`, retain.CodeInvalidRange, "start is after end"},
-		{`{"$ref": "utf", "bytes": [0, 99]}`, retain.CodeInvalidRange, "past the end of the value (8 bytes)"},
+		{`{"$ref": "utf", "bytes": [0, 99]}`, retain.CodeInvalidRange, "byte range 0-99 ends past the end: the value has bytes 0-8 (8 bytes); ask for bytes 0-8"},
+		{`{"$ref": "utf", "bytes": [9, 12]}`, retain.CodeInvalidRange, "byte range 9-12 starts past the end: the value has bytes 0-8 (8 bytes)"},
 		{`{"$ref": "utf", "bytes": [-1, 2]}`, retain.CodeInvalidRange, "must be ≥ 0"},
 		{`{"$ref": "text", "pointer": ""}`, retain.CodeNotJSON, `value "text" is not one valid JSON document`},
 		{`{"$ref": "dup", "pointer": "/a"}`, retain.CodeAmbiguousJSON, `member "a" occurs more than once`},

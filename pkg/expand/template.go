@@ -2,6 +2,7 @@ package expand
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -197,7 +198,7 @@ func (w *walk) concat(path string, start, end int, m member) {
 	ok := true
 	for i, el := range elements(w.src, m.valueStart) {
 		p := w.pathString(concatTok, pathTok{index: i})
-		part, err := w.part(p, w.src[el[0]:el[1]])
+		part, err := w.part(p, el[0], el[1])
 		part.at = el[0]
 		if err != nil {
 			w.fails = append(w.fails, failure(el[0], p, err))
@@ -217,13 +218,27 @@ func (w *walk) concat(path string, start, end int, m member) {
 	w.nodes = append(w.nodes, n)
 }
 
-// part interprets one element of a $concat.
-func (w *walk) part(path string, el []byte) (Part, error) {
+// part interprets one element of a $concat, the bytes src[start:end].
+func (w *walk) part(path string, start, end int) (Part, error) {
+	el := w.src[start:end]
 	switch k := kindOf(el[0]); k {
 	case KindString:
-		text, err := appendDecoded(nil, el[1:len(el)-1])
-		if err != nil {
+		// The text goes into the output's JSON string and its digest into
+		// the summary: decoded strictly, and refused unless UTF-8, so that
+		// neither holds a substituted character.
+		body := el[1 : len(el)-1]
+		text, at, err := appendStrict(nil, body)
+		switch {
+		case err == errSurrogate:
+			return Part{}, notUTF8(&NotUTF8Error{Template: true, Offset: int64(start + 1 + at), Escape: string(body[at : at+6])})
+		case err != nil:
 			return Part{}, tmplErr("%v", err)
+		}
+		if err := checkUTF8("", int64(start+1), body); err != nil {
+			var e *NotUTF8Error
+			errors.As(err, &e)
+			e.Template = true
+			return Part{}, err
 		}
 		return Part{Path: path, Text: text}, nil
 	case KindObject:
