@@ -131,10 +131,10 @@ func complete(app *cli.App, args []string, w io.Writer) {
 
 // flagValues are the fixed values of flags that take one of a few words.
 var flagValues = map[string][]string{
-	"compress": {"none", "zstd", "auto"},
+	"compress":  {"none", "zstd", "auto"},
 	"read-more": {"peek", "shell"},
-	"policy":   {"legacy", "bounded"},
-	"as":       {"lexeme", "string"},
+	"policy":    {"legacy", "bounded"},
+	"as":        {"lexeme", "string"},
 }
 
 func candidates(app *cli.App, words []string, cur string) []string {
