@@ -94,19 +94,20 @@ func checkValueChunks(t *testing.T, v []byte, first, last int64, o QueryOptions,
 		if sameErr(t, "bytes", err, wbErr) {
 			checkPage(t, "bytes", gb, wb, c)
 		}
-		// Written, streamed or not, the text is the page's.
-		var out bytes.Buffer
-		if sameErr(t, "write lines", writeLines(&out, src, first, last, c), wlErr) {
-			checkWritten(t, "lines", out.Bytes(), wl)
-		}
-		out.Reset()
-		if sameErr(t, "write query", writeQuery(&out, src, o, c), wqErr) {
-			checkWritten(t, "query", out.Bytes(), wq)
-		}
-		out.Reset()
-		if sameErr(t, "write bytes", writeBytes(&out, src, bs, be, c), wbErr) {
-			checkWritten(t, "bytes", out.Bytes(), wb)
-		}
+	}
+	// Written, streamed or not, the text is the page's.
+	src := newMem(v, 3)
+	var out bytes.Buffer
+	if sameErr(t, "write lines", writeLines(&out, src, first, last, c), wlErr) {
+		checkWritten(t, "lines", out.Bytes(), wl)
+	}
+	out.Reset()
+	if sameErr(t, "write query", writeQuery(&out, src, o, c), wqErr) {
+		checkWritten(t, "query", out.Bytes(), wq)
+	}
+	out.Reset()
+	if sameErr(t, "write bytes", writeBytes(&out, src, bs, be, c), wbErr) {
+		checkWritten(t, "bytes", out.Bytes(), wb)
 	}
 	if b := c.effective().Bytes; b == 0 || b >= 160 {
 		checkPaging(t, v, c)
