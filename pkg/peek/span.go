@@ -3,8 +3,10 @@
 // reads through pkg/retain, so every byte it returns has been checked.
 //
 // A Go harness calls Lines, Query or Bytes with an open *retain.Value and
-// the Caps of CapsFor, and gets a page: the structured result, which its
-// Render method turns into the text the CLI prints. StripGutter undoes the
+// the Caps of CapsFor (the zero Caps are the defaults), and gets a page:
+// the structured result, which its Render method turns into the text the
+// CLI prints. WriteLines, WriteQuery and WriteBytes write that text
+// instead, streaming it when there is no byte cap. StripGutter undoes the
 // gutter on text a model pasted back from a page.
 package peek
 
