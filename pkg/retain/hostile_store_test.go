@@ -81,11 +81,11 @@ func TestFIFOsNeverBlock(t *testing.T) {
 			}
 		})
 		noHang(t, "verify", func() {
-			// Not a file retval writes: a stray, and the content it
-			// stood for has no descriptor.
+			// Not a file retval writes: corrupt, and the content it
+			// stood for has no descriptor: debris.
 			rep, err := s.Verify(VerifyOptions{Run: "r", Grace: Unlimited})
-			if err != nil || rep.Debris != 3 {
-				t.Errorf("verify: %+v %v, want the FIFO and the orphaned content and index as debris", rep, err)
+			if err != nil || rep.Corrupt != 1 || rep.Debris != 2 || rep.OK() {
+				t.Errorf("verify: %+v %v, want the FIFO corrupt, and the orphaned content and index debris", rep, err)
 			}
 		})
 	})

@@ -52,6 +52,10 @@ type RunEntry struct {
 	// directory.
 	ModTime time.Time
 	IsDir   bool
+	// Special is the type of an entry with a value file's name that is a
+	// FIFO, a device or a socket (0 otherwise). retval never makes one, so
+	// verify reports it as corrupt; gc removes it as a stray.
+	Special fs.FileMode
 }
 
 // RunInfo describes a run as a whole: what `catalogue --all` lists and what
@@ -199,6 +203,9 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 			e.Kind = KindTemp
 		default:
 			e.Kind = KindStray
+			if _, ok := ValueOf(name); ok {
+				e.Special = fi.Mode().Type() & (fs.ModeNamedPipe | fs.ModeDevice | fs.ModeCharDevice | fs.ModeSocket)
+			}
 			if id, ok := ValueOf(name); ok && fi.Mode().IsRegular() {
 				e.Value = id
 				if descs[id] {

@@ -135,8 +135,12 @@ func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 		}
 	}
 	has := map[string]bool{}
+	desc := map[ID]bool{} // values with a descriptor that is a regular file
 	for _, e := range ri.Entries {
 		has[e.Name] = true
+		if e.Kind == KindValue && e.Name == MetaName(e.Value) {
+			desc[e.Value] = true
+		}
 	}
 	now := s.now()
 	for _, e := range ri.Entries {
@@ -146,8 +150,12 @@ func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 			for _, p := range verifyValue(ri.Dir, e.Value, has[LinesName(e.Value)], &rep.Bytes) {
 				report(p)
 			}
+		case e.Special != 0 && (e.Name == MetaName(valueOfName(e.Name)) || !desc[valueOfName(e.Name)]):
+			// (A special content or index file of a value is reported
+			// with the value, below.)
+			report(Problem{File: e.Name, Kind: ProblemCorrupt, Message: fmt.Sprintf("a %s where a value's file belongs: retval never writes one (remove it; gc removes it as a stray)", specialName(e.Special))})
 		case e.Kind.Debris() && now.Sub(e.ModTime) >= o.Grace:
-			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e, has[MetaName(e.Value)]), Bytes: e.Bytes})
+			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e, desc[e.Value]), Bytes: e.Bytes})
 		}
 	}
 	return nil
@@ -289,4 +297,19 @@ func (b *blockHasher) finish() {
 	if b.n > 0 {
 		b.sums = append(b.sums, b.h.Sum64())
 	}
+}
+
+func valueOfName(name string) ID {
+	id, _ := ValueOf(name)
+	return id
+}
+
+func specialName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "device"
 }
