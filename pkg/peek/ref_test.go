@@ -99,17 +99,6 @@ func refSplit(b []byte) []refLine {
 	return out
 }
 
-// refBoundary is the largest offset ≤ o and > floor not splitting a UTF-8
-// sequence of b, decided with the whole value in view.
-func refBoundary(b []byte, o, floor int64) int64 {
-	for ; o > floor; o-- {
-		if !splitsAt(b, int(o)) {
-			return o
-		}
-	}
-	return floor
-}
-
 // refFit is the largest boundary o in [from, limit] with b[from:o] at most
 // room bytes as shown, found by trying every offset.
 func refFit(b []byte, from, limit, room int64, c capped) int64 {
