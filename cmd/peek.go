@@ -112,6 +112,11 @@ func runPeek(c *cli.Context, e *env) error {
 			return peek.WriteQuery(e.stdout, v, sel.query, caps)
 		}
 	}
+	if caps.Bytes < 0 {
+		// A JSON page is built whole before it is printed: without a byte
+		// cap its memory would grow with the value.
+		return usageErr("--json needs a byte cap (peek-bytes is 0): the page is built in memory before it is printed; page through the value with a cap, or read it uncapped without --json, which streams")
+	}
 	out := peekJSON{ID: string(v.Desc.ID), Run: string(v.Run), Kind: sel.kind}
 	var p interface {
 		Render() []byte
