@@ -189,15 +189,8 @@ func (h *handler) bash() (Answer, error) {
 			stderr = r.Stub
 		}
 	}
-	out := map[string]any{"hookSpecificOutput": map[string]any{
-		"hookEventName": "PostToolUse",
-		"updatedToolOutput": map[string]any{
-			"stdout":      res.Stub,
-			"stderr":      stderr,
-			"interrupted": resp.Interrupted,
-		},
-	}}
-	return answer(out, res.Descriptor)
+	out := &bashOutput{Stdout: res.Stub, Stderr: stderr, Interrupted: resp.Interrupted}
+	return answer(hookOutput{HookEventName: "PostToolUse", UpdatedToolOutput: out}, res.Descriptor)
 }
 
 func (h *handler) mcp() (Answer, error) {
@@ -216,18 +209,34 @@ func (h *handler) mcp() (Answer, error) {
 	if from != "" {
 		stub += "[the value is " + from + ", decoded from the result's JSON]\n"
 	}
-	out := map[string]any{"hookSpecificOutput": map[string]any{
-		"hookEventName":        "PostToolUse",
-		"updatedMCPToolOutput": stub,
-	}}
-	return answer(out, res.Descriptor)
+	return answer(hookOutput{HookEventName: "PostToolUse", UpdatedMCPToolOutput: &stub}, res.Descriptor)
 }
 
-func answer(v any, d *retain.Descriptor) (Answer, error) {
+// hookOutput is the answer's hookSpecificOutput. For Bash the object form
+// of updatedToolOutput is required (Claude Code drops a plain string); for
+// an MCP tool a plain string reaches the model exactly (an object would be
+// shown to it JSON-stringified).
+type hookOutput struct {
+	HookEventName        string      `json:"hookEventName"`
+	UpdatedToolOutput    *bashOutput `json:"updatedToolOutput,omitempty"`
+	UpdatedMCPToolOutput *string     `json:"updatedMCPToolOutput,omitempty"`
+}
+
+// bashOutput replaces the Bash tool's output. persistedOutputPath is never
+// sent back: Claude Code would show its own copy of the output again.
+type bashOutput struct {
+	Stdout      string `json:"stdout"`
+	Stderr      string `json:"stderr"`
+	Interrupted bool   `json:"interrupted"`
+}
+
+func answer(h hookOutput, d *retain.Descriptor) (Answer, error) {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := enc.Encode(struct {
+		HookSpecificOutput hookOutput `json:"hookSpecificOutput"`
+	}{h}); err != nil {
 		return Answer{}, err
 	}
 	return Answer{Output: []byte(b.String()), Descriptor: d}, nil
