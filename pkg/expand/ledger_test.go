@@ -102,10 +102,7 @@ func TestLedgerHostile(t *testing.T) {
 			steps := filepath.Join(rs.Store.RunDir("r"), retain.StepsDir)
 			tc.make(t, steps)
 			err := stepWithin(t, rs, "s")
-			msg := tc.msg
-			if strings.Contains(msg, "%s") {
-				msg = strings.Replace(msg, "%s", steps, 1)
-			}
+			msg := strings.Replace(tc.msg, "%s", steps, 1)
 			if retain.CodeOf(err) != retain.CodeCorrupt || !strings.Contains(err.Error(), msg) {
 				t.Fatalf("%v (%s); want corrupt containing %q", err, retain.CodeOf(err), msg)
 			}
