@@ -99,26 +99,16 @@ type Options struct {
 // the zero Options with the defaults written out.
 func Defaults() Options { return Options{MaxAge: DefaultMaxAge, Grace: DefaultGrace} }
 
-// pick is a field's effective value: its default for 0, 0 (none) for any
-// negative value.
-func pick(v, def time.Duration) time.Duration {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
-}
-
 // maxAge is the age rule's bound, 0 for none.
-func (o *Options) maxAge() time.Duration { return pick(o.MaxAge, DefaultMaxAge) }
+func (o *Options) maxAge() time.Duration { return retain.Bound(o.MaxAge, DefaultMaxAge) }
 
 // grace is the grace period, 0 for none.
-func (o *Options) grace() time.Duration { return pick(o.Grace, DefaultGrace) }
+func (o *Options) grace() time.Duration { return retain.Bound(o.Grace, DefaultGrace) }
 
 // tombstoneTTL is how long tombstones are kept, 0 for ever.
-func (o *Options) tombstoneTTL() time.Duration { return pick(o.TombstoneTTL, DefaultTombstoneTTL) }
+func (o *Options) tombstoneTTL() time.Duration {
+	return retain.Bound(o.TombstoneTTL, DefaultTombstoneTTL)
+}
 
 func (o *Options) now() time.Time {
 	if o.Now != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/retain"
 	"github.com/rogpeppe/go-internal/diff"
 )
 
@@ -58,7 +59,7 @@ func ProjectSettings(dir string) (string, error) {
 }
 
 // Command is the hook's command line for the retval binary at exe.
-func Command(exe string) string { return shellQuote(exe) + " hook claude-code" }
+func Command(exe string) string { return retain.ShellQuote(exe) + " hook claude-code" }
 
 // InstallOptions say where Install writes.
 type InstallOptions struct {
@@ -496,20 +497,4 @@ func isAllowed(s string) bool {
 		}
 	}
 	return false
-}
-
-// shellQuote quotes s for a POSIX shell (Claude Code runs a hook's command
-// with one) unless no shell treats any of its characters specially.
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_-./+,:@%=", c)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -43,16 +43,7 @@ type capped struct {
 }
 
 func (c Caps) effective() capped {
-	pick := func(v, def int64) int64 {
-		switch {
-		case v == 0:
-			return def
-		case v < 0:
-			return 0
-		}
-		return v
-	}
-	return capped{Lines: pick(c.Lines, DefaultCaps.Lines), Bytes: pick(c.Bytes, DefaultCaps.Bytes), Escape: c.Escape}
+	return capped{Lines: retain.Bound(c.Lines, DefaultCaps.Lines), Bytes: retain.Bound(c.Bytes, DefaultCaps.Bytes), Escape: c.Escape}
 }
 
 // shown returns how many bytes p takes in the output: len(p), or its

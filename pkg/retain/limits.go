@@ -64,15 +64,7 @@ type Effective Limits
 // default, each Unlimited (any negative value) by 0.
 func (l Limits) Effective() Effective {
 	d := DefaultLimits()
-	pick := func(v, def int64) int64 {
-		switch {
-		case v == 0:
-			return def
-		case v < 0:
-			return 0
-		}
-		return v
-	}
+	pick := Bound[int64]
 	e := Effective{
 		Threshold:      pick(l.Threshold, d.Threshold),
 		PreviewBytes:   pick(l.PreviewBytes, d.PreviewBytes),
@@ -88,6 +80,19 @@ func (l Limits) Effective() Effective {
 		Grace:          time.Duration(pick(int64(l.Grace), int64(d.Grace))),
 	}
 	return e
+}
+
+// Bound is the bound a field of an options struct sets, under the
+// convention of Limits: def for 0, 0 (no limit) for Unlimited or any
+// negative value, v otherwise.
+func Bound[T ~int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // Setting returns the value of a Limits field for a bound read from a

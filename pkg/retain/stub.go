@@ -157,12 +157,12 @@ func ShellPeekCommand(runsDir string, run, id ID, selector string) string {
 	if abs, err := filepath.Abs(runsDir); err == nil {
 		runsDir = abs
 	}
-	return "retval peek --runs-dir " + shellQuote(runsDir) + " --run " + string(run) + " " + strings.TrimPrefix(PeekCommand(id, selector), "peek ")
+	return "retval peek --runs-dir " + ShellQuote(runsDir) + " --run " + string(run) + " " + strings.TrimPrefix(PeekCommand(id, selector), "peek ")
 }
 
-// shellQuote quotes s for a POSIX shell, unless it is made of characters
+// ShellQuote quotes s for a POSIX shell, unless it is made of characters
 // no shell treats specially.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	safe := s != ""
 	for _, c := range s {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_-./+,:@%=", c)) {
