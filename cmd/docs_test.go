@@ -367,6 +367,9 @@ func TestHelpContent(t *testing.T) {
 				}
 				n++
 				for _, a := range cmdline[1:] {
+					if a == "--" {
+						break // what follows is another program's
+					}
 					if !strings.HasPrefix(a, "-") || a == "-" {
 						continue
 					}

@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(mcpCommand) }
+
+// mcpVerb is one of "retval mcp VERB": its usage line and what it does
+// with the arguments after the verb.
+type mcpVerb struct {
+	usage string
+	run   func(c *cli.Context, e *env, args []string) error
+}
+
+// mcpVerbs and mcpFlags are filled by the init functions of the files of
+// each verb (proxy and serve, wrap and unwrap).
+var (
+	mcpVerbs = map[string]mcpVerb{}
+	mcpFlags []cli.Flag
+)
+
+func mcpCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "retention for MCP clients: proxy an MCP server, serve retval's tools, wrap a client's server entry",
+		UsageText: `retval mcp proxy [--run R] [retain flags] (-- CMD ARGS... | --url URL)
+retval mcp serve [--run R]
+retval mcp wrap (--codex [--server NAME] | --claude-code FILE) [--dry-run]
+retval mcp unwrap (--codex [--server NAME] | --claude-code FILE) [--dry-run]`,
+		Description: `retval mcp proxy relays an MCP server losslessly between a client (on
+stdin and stdout) and the server (started as CMD, or at --url), retaining
+big tools/call results: the model sees the stub, and reads more with the
+tools the proxy adds, retval_peek, retval_resolve and retval_list.
+retval mcp serve offers those three tools alone, for values retained by
+other means. retval mcp wrap rewrites a client's server entry to go
+through the proxy; unwrap restores it.
+
+Example:
+   retval mcp proxy -- npx -y @modelcontextprotocol/server-filesystem .
+
+Exit status: 0 done, 1 failed, 2 usage; proxy exits with the server's status.`,
+		Flags:  append(globalFlags(), mcpFlags...),
+		Action: func(c *cli.Context) error { return runMCP(c, envOf(c)) },
+	}
+}
+
+func runMCP(c *cli.Context, e *env) error {
+	args, err := interspersed(c)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(mcpVerbs))
+	for n := range mcpVerbs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if len(args) == 0 {
+		return usageErr("name what to do: retval mcp %s", strings.Join(names, "|"))
+	}
+	v, ok := mcpVerbs[args[0]]
+	if !ok {
+		return usageErr("unknown mcp command %q: want %s", args[0], strings.Join(names, ", "))
+	}
+	return v.run(c, e, args[1:])
+}
