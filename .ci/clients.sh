@@ -10,6 +10,15 @@ cache=${HOME:?}/.cache/retval-ci
 packages=(
   @anthropic-ai/claude-code@2.1.328
   @modelcontextprotocol/server-filesystem@2026.8.31
+  @modelcontextprotocol/server-everything@2026.8.31
+  @modelcontextprotocol/inspector@2.12.0
+  @openai/codex@0.169.0
+)
+# Installed without running their install scripts (which fetch from outside
+# hosts); the platform binary ships inside a registry package.
+packages_no_scripts=(
+  opencode-ai@1.18.33
+  @opencode-ai/plugin@1.18.33
 )
 
 # quietly WHAT CMD ARGS... runs CMD with its output held back; if CMD
@@ -35,12 +44,21 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   quietly "apt-get install nodejs npm" "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
 fi
 
-for pkg in "${packages[@]}"; do
-  # @scope/name@version → scope-name@version
+# install PKG [NPM FLAGS...] installs PKG into its own cache directory,
+# @scope/name@version becoming scope-name@version.
+install() {
+  local pkg=$1 dir
+  shift
   dir=$cache/$(tr / - <<<"${pkg#@}")
-  [[ -f $dir/.installed ]] && continue
+  [[ -f $dir/.installed ]] && return 0
   rm -rf "$dir"
   mkdir -p "$dir"
-  quietly "npm install $pkg" npm install --prefix "$dir" --no-audit --no-fund --no-save --loglevel=error "$pkg"
+  quietly "npm install $pkg" npm install --prefix "$dir" --no-audit --no-fund --no-save --loglevel=error "$@" "$pkg"
   touch "$dir/.installed"
+}
+for pkg in "${packages[@]}"; do
+  install "$pkg"
+done
+for pkg in "${packages_no_scripts[@]}"; do
+  install "$pkg" --ignore-scripts
 done
