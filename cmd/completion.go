@@ -172,8 +172,45 @@ func candidates(app *cli.App, words []string, cur string) []string {
 		return valueIDs(words)
 	case "completion":
 		return []string{"bash", "zsh", "fish"}
+	case "hook":
+		// hook claude-code [install|uninstall]
+		switch n := len(positional(cmd, words)); n {
+		case 1:
+			return []string{"claude-code"}
+		case 2:
+			return []string{"install", "uninstall"}
+		}
+	case "mcp":
+		if len(positional(cmd, words)) == 1 {
+			var out []string
+			for v := range mcpVerbs {
+				out = append(out, v)
+			}
+			slices.Sort(out)
+			return out
+		}
 	}
 	return nil
+}
+
+// positional returns the words that are not flags or flag values, up to a
+// "--": the command's name and the words after it.
+func positional(cmd *cli.Command, words []string) []string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if w == "--" {
+			break
+		}
+		if strings.HasPrefix(w, "-") {
+			if f := commandFlagOf(cmd, strings.TrimLeft(w, "-")); f != nil && takesValue(f) && !strings.Contains(w, "=") {
+				i++
+			}
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 func valueCandidates(words []string, flag string) []string {
