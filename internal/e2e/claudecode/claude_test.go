@@ -3,71 +3,33 @@ package claudecode
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/e2e/e2etest"
 )
 
-// session is one fresh Claude Code environment: its own HOME, TMPDIR and
-// project directory, and a bin directory (holding the retval under test)
-// first on PATH for its Bash tool.
+// session is one fresh Claude Code environment (see e2etest.Session),
+// with the Claude Code CLI and the filesystem MCP server.
 type session struct {
-	t                     *testing.T
-	home, tmp, proj, bin  string
-	claude, retval, mcpFS string
+	*e2etest.Session
+	t             *testing.T
+	claude, mcpFS string
 }
 
 func newSession(t *testing.T) *session {
-	root := t.TempDir()
-	s := &session{t: t, home: filepath.Join(root, "home"), tmp: filepath.Join(root, "tmp"),
-		proj: filepath.Join(root, "proj"), bin: filepath.Join(root, "bin"),
+	s := &session{Session: e2etest.NewSession(t, os.Getenv(envRetval)), t: t,
 		claude: os.Getenv(envClaude), mcpFS: os.Getenv(envFS)}
-	for _, d := range []string{s.home, s.tmp, s.proj, s.bin} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The binary under test, first on PATH: the model's retval peek runs it.
-	s.retval = filepath.Join(s.bin, "retval")
-	b, err := os.ReadFile(os.Getenv(envRetval))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(s.retval, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func (s *session) env(extra ...string) []string {
-	return append([]string{
-		"PATH=" + s.bin + ":/usr/local/bin:/usr/bin:/bin",
-		"HOME=" + s.home, "TMPDIR=" + s.tmp, "CLAUDE_CODE_TMPDIR=" + s.tmp,
+	s.Extra = []string{"CLAUDE_CODE_TMPDIR=" + s.Tmp,
 		"ANTHROPIC_API_KEY=dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "LANG=C.UTF-8",
-	}, extra...)
-}
-
-// retvalCmd runs the retval under test as a user would.
-func (s *session) retvalCmd(args ...string) string {
-	s.t.Helper()
-	cmd := exec.Command(s.retval, args...)
-	cmd.Dir = s.proj
-	cmd.Env = s.env()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		s.t.Fatalf("retval %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1"}
+	return s
 }
 
 // result is what claude -p --output-format json prints at the end.
@@ -85,8 +47,8 @@ func (s *session) run(m *mockAPI, prompt string, args ...string) result {
 	defer cancel()
 	all := append([]string{"-p", prompt, "--output-format", "json", "--allowedTools", "Bash"}, args...)
 	cmd := exec.CommandContext(ctx, s.claude, all...)
-	cmd.Dir = s.proj
-	cmd.Env = s.env("ANTHROPIC_BASE_URL=" + m.url)
+	cmd.Dir = s.Proj
+	cmd.Env = s.Env("ANTHROPIC_BASE_URL=" + m.url)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -105,79 +67,9 @@ func (s *session) run(m *mockAPI, prompt string, args ...string) result {
 	return r
 }
 
-// readMore is the stub's own read-more command: its line that starts with
-// "retval peek ", as the model would copy it (the comment after it too).
-func readMore(stub string) string {
-	for _, l := range strings.Split(stub, "\n") {
-		if strings.HasPrefix(l, "retval peek ") {
-			return l
-		}
-	}
-	return ""
-}
-
-var linesFlag = regexp.MustCompile(` --lines (\d+)-(\d+)`)
-
-// peekRange is the line range a read-more command asks for.
-func peekRange(t *testing.T, cmd string) (int, int) {
-	t.Helper()
-	m := linesFlag.FindStringSubmatch(cmd)
-	if m == nil {
-		t.Fatalf("no --lines A-B in %q", cmd)
-	}
-	a, _ := strconv.Atoi(m[1])
-	b, _ := strconv.Atoi(m[2])
-	return a, b
-}
-
-// storedValue reads a value's content file where the hook's default store
-// puts it, ~/.local/state/retval/runs.
-func (s *session) storedValue(run, id string) []byte {
-	s.t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.home, ".local", "state", "retval", "runs", run+".values", id+".txt"))
-	if err != nil {
-		s.t.Fatalf("the store holds no value %s/%s: %v", run, id, err)
-	}
-	return b
-}
-
-func sha(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
-
-// checkPeek asserts that the model received the value's lines from a on,
-// exactly as peek prints them ("N: " and the line), up to b or to where
-// peek's output cap stopped it, and then nothing but peek's last line
-// saying which lines it showed.
-func checkPeek(t *testing.T, got string, want []string, a, b int) {
-	t.Helper()
-	rows := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	n := a
-	for _, row := range rows {
-		if n > b || !strings.HasPrefix(row, strconv.Itoa(n)+": ") {
-			break
-		}
-		if row != fmt.Sprintf("%d: %s", n, want[n-1]) {
-			t.Fatalf("line %d came back as %q, want %q", n, row, want[n-1])
-		}
-		n++
-	}
-	shown := n - a
-	if shown < 100 {
-		t.Fatalf("the read-more command gave %d lines of %d-%d: %.300q", shown, a, b, got)
-	}
-	switch rest := rows[shown:]; {
-	case len(rest) == 0 && n == b+1:
-	case len(rest) == 1 && strings.HasPrefix(rest[0], fmt.Sprintf("[lines %d-%d of %d", a, n-1, len(want))):
-	default:
-		t.Errorf("after lines %d-%d: %q", a, n-1, rest)
-	}
-}
-
 func scenarios(t *testing.T) {
 	start := time.Now()
-	seq := seqOutput(20000)
+	seq := e2etest.SeqOutput(20000)
 	if len(seq) != 108894 {
 		t.Fatalf("seq 1 20000 is %d bytes", len(seq))
 	}
@@ -187,7 +79,7 @@ func scenarios(t *testing.T) {
 		s := newSession(t)
 		// The hook goes into the project's settings, the allow entries into
 		// the user's; Claude Code runs a project's hooks untrusted.
-		out := s.retvalCmd("hook", "claude-code", "install", "--project", s.proj)
+		out := s.RunRetval("hook", "claude-code", "install", "--project", s.Proj)
 		if !strings.Contains(out, "added the hook") {
 			t.Fatalf("install: %s", out)
 		}
@@ -199,22 +91,22 @@ func scenarios(t *testing.T) {
 		}
 		bashWith = len(stub)
 		t.Logf("the model received for seq 1 20000 (%d bytes):\n%s", len(stub), stub)
-		if !strings.HasPrefix(stub, "[retained #toolu_seq] 108894 bytes, 20000 lines, sha256:"+sha(seq)+", complete\n") {
+		if !strings.HasPrefix(stub, "[retained #toolu_seq] 108894 bytes, 20000 lines, sha256:"+e2etest.SHA(seq)+", complete\n") {
 			t.Fatalf("the model did not receive the stub: %.300q", stub)
 		}
 		if len(stub) >= 2048 {
 			t.Errorf("the stub is %d bytes", len(stub))
 		}
-		if got := s.storedValue(r.SessionID, "toolu_seq"); sha(got) != sha(seq) {
-			t.Errorf("the stored value is %d bytes, sha256 %s: not the whole output", len(got), sha(got))
+		if got := s.StoredValue(r.SessionID, "toolu_seq"); e2etest.SHA(got) != e2etest.SHA(seq) {
+			t.Errorf("the stored value is %d bytes, sha256 %s: not the whole output", len(got), e2etest.SHA(got))
 		}
-		cmd := readMore(stub)
-		a, b := peekRange(t, cmd)
+		cmd := e2etest.ReadMore(stub)
+		a, b := e2etest.PeekRange(t, cmd)
 		got, ok := m.result("toolu_peek")
 		if !ok {
 			t.Fatalf("the model never ran the read-more command %q", cmd)
 		}
-		checkPeek(t, got, strings.Split(strings.TrimSuffix(string(seq), "\n"), "\n"), a, b)
+		e2etest.CheckPeek(t, got, strings.Split(strings.TrimSuffix(string(seq), "\n"), "\n"), a, b)
 		if r.Result != "done" {
 			t.Errorf("claude's result: %q", r.Result)
 		}
@@ -225,7 +117,7 @@ func scenarios(t *testing.T) {
 		s.run(m, "bash scenario 5000")
 		stub, _ = m.result("toolu_seq")
 		bashMidWith = len(stub)
-		if !strings.HasPrefix(stub, "[retained #toolu_seq] 23892 bytes, 5000 lines, sha256:"+sha(bytes.TrimSuffix(seqOutput(5000), []byte("\n")))+", complete\n") {
+		if !strings.HasPrefix(stub, "[retained #toolu_seq] 23892 bytes, 5000 lines, sha256:"+e2etest.SHA(bytes.TrimSuffix(e2etest.SeqOutput(5000), []byte("\n")))+", complete\n") {
 			t.Errorf("seq 1 5000: the model did not receive the stub: %.300q", stub)
 		}
 	})
@@ -246,16 +138,16 @@ func scenarios(t *testing.T) {
 		s.run(m, "bash scenario 5000")
 		got, _ = m.result("toolu_seq")
 		bashMidWithout = len(got)
-		if strings.TrimSuffix(got, "\n") != strings.TrimSuffix(string(seqOutput(5000)), "\n") {
+		if strings.TrimSuffix(got, "\n") != strings.TrimSuffix(string(e2etest.SeqOutput(5000)), "\n") {
 			t.Errorf("seq 1 5000 without the hook: the model should see the whole output, got %d bytes", len(got))
 		}
 	})
 
-	text := fileText(100 << 10)
+	text := e2etest.FileText(100 << 10)
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	t.Run("mcp", func(t *testing.T) {
 		s := newSession(t)
-		out := s.retvalCmd("hook", "claude-code", "install", "--user")
+		out := s.RunRetval("hook", "claude-code", "install", "--user")
 		if !strings.Contains(out, "added the hook") {
 			t.Fatalf("install: %s", out)
 		}
@@ -268,7 +160,7 @@ func scenarios(t *testing.T) {
 		}
 		mcpWith = len(stub)
 		t.Logf("the model received for read_text_file of %d bytes (%d bytes):\n%s", len(text), len(stub), stub)
-		want := fmt.Sprintf("[retained #toolu_mcp] %d bytes, %d lines, sha256:%s, complete\n", len(text), len(lines), sha([]byte(text)))
+		want := fmt.Sprintf("[retained #toolu_mcp] %d bytes, %d lines, sha256:%s, complete\n", len(text), len(lines), e2etest.SHA([]byte(text)))
 		if !strings.HasPrefix(stub, want) {
 			t.Fatalf("the model did not receive the stub of the file's text: %.300q, want %q", stub, want)
 		}
@@ -278,16 +170,16 @@ func scenarios(t *testing.T) {
 		if len(stub) >= 2048 {
 			t.Errorf("the stub is %d bytes", len(stub))
 		}
-		if got := s.storedValue(r.SessionID, "toolu_mcp"); string(got) != text {
+		if got := s.StoredValue(r.SessionID, "toolu_mcp"); string(got) != text {
 			t.Errorf("the stored value is %d bytes: not the file's text", len(got))
 		}
-		cmd := readMore(stub)
-		a, b := peekRange(t, cmd)
+		cmd := e2etest.ReadMore(stub)
+		a, b := e2etest.PeekRange(t, cmd)
 		got, ok := m.result("toolu_mpeek")
 		if !ok {
 			t.Fatalf("the model never ran the read-more command %q", cmd)
 		}
-		checkPeek(t, got, lines, a, b)
+		e2etest.CheckPeek(t, got, lines, a, b)
 	})
 
 	t.Run("mcp without the hook", func(t *testing.T) {
@@ -308,20 +200,20 @@ func scenarios(t *testing.T) {
 	t.Run("install twice, uninstall", func(t *testing.T) {
 		s := newSession(t)
 		orig := "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"notify-send done\"\n          }\n        ]\n      }\n    ]\n  }\n}\n"
-		for _, where := range [][]string{{"--user"}, {"--project", s.proj}} {
-			p := filepath.Join(s.home, ".claude", "settings.json")
+		for _, where := range [][]string{{"--user"}, {"--project", s.Proj}} {
+			p := filepath.Join(s.Home, ".claude", "settings.json")
 			if where[0] == "--project" {
-				p = filepath.Join(s.proj, ".claude", "settings.json")
+				p = filepath.Join(s.Proj, ".claude", "settings.json")
 			}
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			os.WriteFile(p, []byte(orig), 0o644)
-			s.retvalCmd(append([]string{"hook", "claude-code", "install"}, where...)...)
+			s.RunRetval(append([]string{"hook", "claude-code", "install"}, where...)...)
 			once, _ := os.ReadFile(p)
-			s.retvalCmd(append([]string{"hook", "claude-code", "install"}, where...)...)
+			s.RunRetval(append([]string{"hook", "claude-code", "install"}, where...)...)
 			if twice, _ := os.ReadFile(p); !bytes.Equal(once, twice) {
 				t.Errorf("%s: a second install changed the file", where[0])
 			}
-			s.retvalCmd(append([]string{"hook", "claude-code", "uninstall"}, where...)...)
+			s.RunRetval(append([]string{"hook", "claude-code", "uninstall"}, where...)...)
 			if got, _ := os.ReadFile(p); string(got) != orig {
 				t.Errorf("%s: after uninstall:\n%s\nwant the original:\n%s", where[0], got, orig)
 			}
@@ -347,7 +239,7 @@ func bashScript(c conversation) reply {
 	case last == nil:
 		return reply{ToolID: "toolu_seq", ToolName: "Bash", ToolInput: map[string]any{"command": "seq 1 " + n, "description": "Print numbers"}}
 	case last.ID == "toolu_seq":
-		if cmd := readMore(last.Text); cmd != "" {
+		if cmd := e2etest.ReadMore(last.Text); cmd != "" {
 			return reply{ToolID: "toolu_peek", ToolName: "Bash", ToolInput: map[string]any{"command": cmd, "description": "Read more"}}
 		}
 	}
@@ -368,7 +260,7 @@ func mcpScript(file string) func(conversation) reply {
 		case last.ID == "toolu_search":
 			return reply{ToolID: "toolu_mcp", ToolName: "mcp__filesystem__read_text_file", ToolInput: map[string]any{"path": file}}
 		case last.ID == "toolu_mcp":
-			if cmd := readMore(last.Text); cmd != "" {
+			if cmd := e2etest.ReadMore(last.Text); cmd != "" {
 				return reply{ToolID: "toolu_mpeek", ToolName: "Bash", ToolInput: map[string]any{"command": cmd, "description": "Read more"}}
 			}
 		}
@@ -380,35 +272,18 @@ func mcpScript(file string) func(conversation) reply {
 // the server its working directory as its root) and the MCP config.
 func (s *session) mcpSetup(text string) string {
 	s.t.Helper()
-	file := filepath.Join(s.proj, "notes.txt")
+	file := filepath.Join(s.Proj, "notes.txt")
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		s.t.Fatal(err)
 	}
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"filesystem": map[string]any{"command": s.mcpFS, "args": []string{s.proj}}}})
-	if err := os.WriteFile(filepath.Join(s.tmp, "mcp.json"), cfg, 0o644); err != nil {
+		"filesystem": map[string]any{"command": s.mcpFS, "args": []string{s.Proj}}}})
+	if err := os.WriteFile(filepath.Join(s.Tmp, "mcp.json"), cfg, 0o644); err != nil {
 		s.t.Fatal(err)
 	}
 	return file
 }
 
 func (s *session) mcpArgs() []string {
-	return []string{"--mcp-config", filepath.Join(s.tmp, "mcp.json"), "--allowedTools", "mcp__filesystem__read_text_file"}
-}
-
-func seqOutput(n int) []byte {
-	var b bytes.Buffer
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "%d\n", i)
-	}
-	return b.Bytes()
-}
-
-// fileText is a text file of about size bytes, of numbered lines.
-func fileText(size int) string {
-	var b strings.Builder
-	for i := 1; b.Len() < size; i++ {
-		fmt.Fprintf(&b, "line %d of the notes, with some words after it\n", i)
-	}
-	return b.String()
+	return []string{"--mcp-config", filepath.Join(s.Tmp, "mcp.json"), "--allowedTools", "mcp__filesystem__read_text_file"}
 }

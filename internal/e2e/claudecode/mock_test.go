@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/retval/retval/internal/e2e/e2etest"
 )
 
 // mockAPI is a scripted stand-in for the Anthropic Messages API. Each
@@ -59,14 +60,7 @@ type reply struct {
 
 func startMock(t testing.TB, decide func(conversation) reply) *mockAPI {
 	m := &mockAPI{t: t, decide: decide}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: m}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	m.url = "http://" + ln.Addr().String()
+	m.url = e2etest.Serve(t, m)
 	return m
 }
 
@@ -121,14 +115,9 @@ func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(message(rep))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
+	sse := e2etest.StartSSE(w)
 	for _, ev := range events(rep) {
-		b, _ := json.Marshal(ev)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], b)
-	}
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
+		sse.Event(ev["type"].(string), ev)
 	}
 }
 
