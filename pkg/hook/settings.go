@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/internal/jsondoc"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/rogpeppe/go-internal/diff"
 )
@@ -118,7 +119,7 @@ func Install(o InstallOptions) ([]Change, error) {
 	if o.Command == "" {
 		return nil, errors.New("no hook command")
 	}
-	return edit(o.Hooks, o.Allow, o.DryRun, func(root *node) (bool, error) {
+	return edit(o.Hooks, o.Allow, o.DryRun, func(root *jsondoc.Node) (bool, error) {
 		return addHook(root, o.Command)
 	}, addAllow)
 }
@@ -128,7 +129,7 @@ func Install(o InstallOptions) ([]Change, error) {
 // Objects and arrays left empty by the removal are removed too, so an
 // install followed by an uninstall leaves the file as it was.
 func Uninstall(o UninstallOptions) ([]Change, error) {
-	return edit(o.Hooks, o.Allow, o.DryRun, func(root *node) (bool, error) {
+	return edit(o.Hooks, o.Allow, o.DryRun, func(root *jsondoc.Node) (bool, error) {
 		return removeHook(root, o.Command)
 	}, removeAllow)
 }
@@ -140,13 +141,13 @@ type settingsFile struct {
 	old    []byte
 	exists bool
 	mode   fs.FileMode
-	root   *node
+	root   *jsondoc.Node
 	indent string
 	final  string // "\n" when the file ends with a newline
 	change Change
 }
 
-func edit(hooksPath, allowPath string, dryRun bool, hookEdit, allowEdit func(*node) (bool, error)) ([]Change, error) {
+func edit(hooksPath, allowPath string, dryRun bool, hookEdit, allowEdit func(*jsondoc.Node) (bool, error)) ([]Change, error) {
 	if hooksPath == "" {
 		return nil, errors.New("no settings file")
 	}
@@ -186,7 +187,7 @@ func edit(hooksPath, allowPath string, dryRun bool, hookEdit, allowEdit func(*no
 	var out []Change
 	for _, f := range files {
 		var b strings.Builder
-		f.root.print(&b, f.indent, 0)
+		f.root.Print(&b, f.indent, 0)
 		b.WriteString(f.final)
 		now := []byte(b.String())
 		f.change.Changed = !bytes.Equal(now, f.old)
@@ -217,7 +218,7 @@ func loadSettings(p string) (*settingsFile, error) {
 	b, err := fsx.ReadUserFile(f.path, MaxSettingsSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		f.root = &node{kind: '{'}
+		f.root = &jsondoc.Node{Kind: '{'}
 		return f, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading %s: %v", p, err)
@@ -227,33 +228,22 @@ func loadSettings(p string) (*settingsFile, error) {
 		f.mode = fi.Mode().Perm()
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		f.root = &node{kind: '{'}
+		f.root = &jsondoc.Node{Kind: '{'}
 		return f, nil
 	}
-	root, err := parseDoc(b)
+	root, err := jsondoc.Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s is %v; it is left as it is: fix it, then run this again", p, err)
 	}
-	if root.kind != '{' {
+	if root.Kind != '{' {
 		return nil, fmt.Errorf("%s is not a JSON object; it is left as it is: fix it, then run this again", p)
 	}
 	f.root = root
-	f.indent = indentOf(b)
+	f.indent = jsondoc.Indent(b)
 	if !bytes.HasSuffix(b, []byte("\n")) {
 		f.final = ""
 	}
 	return f, nil
-}
-
-// indentOf is the indent unit of a JSON text: the white space that starts
-// its first indented line, or two spaces when it has none.
-func indentOf(b []byte) string {
-	for _, l := range strings.Split(string(b), "\n")[1:] {
-		if t := strings.TrimLeft(l, " \t"); t != "" && len(t) < len(l) {
-			return l[:len(l)-len(t)]
-		}
-	}
-	return "  "
 }
 
 // write replaces the file with b atomically (temp file, fsync, rename,
@@ -314,14 +304,14 @@ func writeAtomic(path string, b []byte, mode fs.FileMode) error {
 // isRetvalHook reports whether an entry of a matcher group's hooks is a
 // retval hook: a command hook running "… hook claude-code" with a program
 // named retval (any path), or exactly command.
-func isRetvalHook(h *node, command string) bool {
-	if h.kind != '{' {
+func isRetvalHook(h *jsondoc.Node, command string) bool {
+	if h.Kind != '{' {
 		return false
 	}
-	if t, _ := h.get("type").text(); t != "command" {
+	if t, _ := h.Get("type").Text(); t != "command" {
 		return false
 	}
-	c, ok := h.get("command").text()
+	c, ok := h.Get("command").Text()
 	if !ok {
 		return false
 	}
@@ -338,154 +328,154 @@ func isRetvalHook(h *node, command string) bool {
 
 // postToolUse returns hooks.PostToolUse, creating it when create is set;
 // nil when it is absent.
-func postToolUse(root *node, create bool) (*node, error) {
-	if !create && root.get("hooks") == nil {
+func postToolUse(root *jsondoc.Node, create bool) (*jsondoc.Node, error) {
+	if !create && root.Get("hooks") == nil {
 		return nil, nil
 	}
-	hooks, err := objectAt(root, "hooks", "hooks")
+	hooks, err := jsondoc.ObjectAt(root, "hooks", "hooks")
 	if err != nil {
 		return nil, err
 	}
-	if !create && hooks.get("PostToolUse") == nil {
+	if !create && hooks.Get("PostToolUse") == nil {
 		return nil, nil
 	}
-	return arrayAt(hooks, "PostToolUse", "hooks.PostToolUse")
+	return jsondoc.ArrayAt(hooks, "PostToolUse", "hooks.PostToolUse")
 }
 
 // groupHooks returns the hooks array of a matcher group, or nil when the
 // group is not one retval can read.
-func groupHooks(g *node) *node {
-	if g.kind != '{' {
+func groupHooks(g *jsondoc.Node) *jsondoc.Node {
+	if g.Kind != '{' {
 		return nil
 	}
-	if hs := g.get("hooks"); hs != nil && hs.kind == '[' {
+	if hs := g.Get("hooks"); hs != nil && hs.Kind == '[' {
 		return hs
 	}
 	return nil
 }
 
-func addHook(root *node, command string) (bool, error) {
+func addHook(root *jsondoc.Node, command string) (bool, error) {
 	ptu, err := postToolUse(root, true)
 	if err != nil {
 		return false, err
 	}
-	for _, g := range ptu.vals {
+	for _, g := range ptu.Vals {
 		hs := groupHooks(g)
 		if hs == nil {
 			continue
 		}
-		for _, h := range hs.vals {
+		for _, h := range hs.Vals {
 			if isRetvalHook(h, command) {
-				if c, _ := h.get("command").text(); c != command {
-					h.set("command", strNode(command))
+				if c, _ := h.Get("command").Text(); c != command {
+					h.Set("command", jsondoc.String(command))
 					return true, nil
 				}
 				return false, nil
 			}
 		}
 	}
-	entry := &node{kind: '{'}
-	entry.set("type", strNode("command"))
-	entry.set("command", strNode(command))
-	group := &node{kind: '{'}
-	group.set("matcher", strNode(Matcher))
-	group.set("hooks", &node{kind: '[', vals: []*node{entry}})
-	ptu.vals = append(ptu.vals, group)
+	entry := &jsondoc.Node{Kind: '{'}
+	entry.Set("type", jsondoc.String("command"))
+	entry.Set("command", jsondoc.String(command))
+	group := &jsondoc.Node{Kind: '{'}
+	group.Set("matcher", jsondoc.String(Matcher))
+	group.Set("hooks", &jsondoc.Node{Kind: '[', Vals: []*jsondoc.Node{entry}})
+	ptu.Vals = append(ptu.Vals, group)
 	return true, nil
 }
 
-func removeHook(root *node, command string) (bool, error) {
+func removeHook(root *jsondoc.Node, command string) (bool, error) {
 	ptu, err := postToolUse(root, false)
 	if ptu == nil || err != nil {
 		return false, err
 	}
 	removed := false
-	var groups []*node
-	for _, g := range ptu.vals {
+	var groups []*jsondoc.Node
+	for _, g := range ptu.Vals {
 		hs := groupHooks(g)
 		if hs == nil {
 			groups = append(groups, g)
 			continue
 		}
-		var keep []*node
-		for _, h := range hs.vals {
+		var keep []*jsondoc.Node
+		for _, h := range hs.Vals {
 			if isRetvalHook(h, command) {
 				removed = true
 				continue
 			}
 			keep = append(keep, h)
 		}
-		if len(keep) < len(hs.vals) && len(keep) == 0 {
+		if len(keep) < len(hs.Vals) && len(keep) == 0 {
 			continue // the group held only retval's hook
 		}
-		hs.vals = keep
+		hs.Vals = keep
 		groups = append(groups, g)
 	}
 	if !removed {
 		return false, nil
 	}
-	ptu.vals = groups
-	hooks := root.get("hooks")
-	if len(ptu.vals) == 0 {
-		hooks.del("PostToolUse")
+	ptu.Vals = groups
+	hooks := root.Get("hooks")
+	if len(ptu.Vals) == 0 {
+		hooks.Del("PostToolUse")
 	}
-	if len(hooks.vals) == 0 {
-		root.del("hooks")
+	if len(hooks.Vals) == 0 {
+		root.Del("hooks")
 	}
 	return true, nil
 }
 
-func addAllow(root *node) (bool, error) {
-	perms, err := objectAt(root, "permissions", "permissions")
+func addAllow(root *jsondoc.Node) (bool, error) {
+	perms, err := jsondoc.ObjectAt(root, "permissions", "permissions")
 	if err != nil {
 		return false, err
 	}
-	allow, err := arrayAt(perms, "allow", "permissions.allow")
+	allow, err := jsondoc.ArrayAt(perms, "allow", "permissions.allow")
 	if err != nil {
 		return false, err
 	}
 	added := false
 	for _, want := range Allowed {
 		found := false
-		for _, v := range allow.vals {
-			if s, _ := v.text(); s == want {
+		for _, v := range allow.Vals {
+			if s, _ := v.Text(); s == want {
 				found = true
 			}
 		}
 		if !found {
-			allow.vals = append(allow.vals, strNode(want))
+			allow.Vals = append(allow.Vals, jsondoc.String(want))
 			added = true
 		}
 	}
 	return added, nil
 }
 
-func removeAllow(root *node) (bool, error) {
-	perms := root.get("permissions")
-	if perms == nil || perms.kind != '{' {
+func removeAllow(root *jsondoc.Node) (bool, error) {
+	perms := root.Get("permissions")
+	if perms == nil || perms.Kind != '{' {
 		return false, nil
 	}
-	allow := perms.get("allow")
-	if allow == nil || allow.kind != '[' {
+	allow := perms.Get("allow")
+	if allow == nil || allow.Kind != '[' {
 		return false, nil
 	}
-	var keep []*node
-	for _, v := range allow.vals {
-		s, _ := v.text()
+	var keep []*jsondoc.Node
+	for _, v := range allow.Vals {
+		s, _ := v.Text()
 		if isAllowed(s) {
 			continue
 		}
 		keep = append(keep, v)
 	}
-	if len(keep) == len(allow.vals) {
+	if len(keep) == len(allow.Vals) {
 		return false, nil
 	}
-	allow.vals = keep
+	allow.Vals = keep
 	if len(keep) == 0 {
-		perms.del("allow")
+		perms.Del("allow")
 	}
-	if len(perms.vals) == 0 {
-		root.del("permissions")
+	if len(perms.Vals) == 0 {
+		root.Del("permissions")
 	}
 	return true, nil
 }
