@@ -1,0 +1,215 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/retval/retval/pkg/retain"
+)
+
+// bigText is n numbered lines, "line N xxxx…".
+func bigText(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", 20))
+	}
+	return b.String()
+}
+
+// newStore returns a store in a temp dir holding value c1 (3000 lines) of
+// run r1, and its stub.
+func newStore(t testing.TB) (*retain.Store, string) {
+	t.Helper()
+	st := retain.Open(t.TempDir())
+	res, err := st.Retain(strings.NewReader(bigText(3000)), nil, retain.RetainOptions{Run: "r1", Call: "c1", Meta: retain.Meta{Tool: "t"}})
+	if err != nil || !res.Retained {
+		t.Fatalf("retain: %v %+v", err, res)
+	}
+	return st, res.Stub
+}
+
+// connect serves tools in memory and returns a connected client session.
+func connect(t testing.TB, tools *Tools) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := NewServer(tools, "test").Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// call calls a tool and returns its one text block and isError.
+func call(t testing.TB, cs *mcp.ClientSession, name string, args string) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("%s %s: %v", name, args, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s %s: %d content blocks, want 1", name, args, len(res.Content))
+	}
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+}
+
+func TestServeListsTools(t *testing.T) {
+	st, _ := newStore(t)
+	cs := connect(t, &Tools{Store: st, Run: "r1"})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+		if len(tl.Description) >= 2048 {
+			t.Errorf("%s: description is %d bytes, want under 2 KiB", tl.Name, len(tl.Description))
+		}
+		if tl.OutputSchema != nil {
+			t.Errorf("%s declares an outputSchema", tl.Name)
+		}
+	}
+	if got := strings.Join(names, ","); got != "retval_list,retval_peek,retval_resolve" {
+		t.Errorf("tools = %s", got)
+	}
+	if !strings.Contains(cs.InitializeResult().Instructions, "retval_peek") {
+		t.Errorf("instructions = %q", cs.InitializeResult().Instructions)
+	}
+}
+
+func TestServePeek(t *testing.T) {
+	st, stub := newStore(t)
+	cs := connect(t, &Tools{Store: st, Run: "r1"})
+	if !strings.Contains(stub, "[read more: peek c1 --lines 18-417 | --query TEXT]") {
+		t.Fatalf("stub: %s", stub)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"id":"c1","lines":"18-19"}`, "18: line 18 xxxxxxxxxxxxxxxxxxxx\n19: line 19 xxxxxxxxxxxxxxxxxxxx\n"},
+		{`{"id":"c1","lines":"2999-3005"}`, "2999: line 2999 xxxxxxxxxxxxxxxxxxxx\n3000: line 3000 xxxxxxxxxxxxxxxxxxxx\n[lines 2999-3000 of 3000; the value ends at line 3000]\n"},
+		{`{"id":"c1","query":"LINE 2999 ","ignore_case":true}`, "2999: line 2999 xxxxxxxxxxxxxxxxxxxx\n[1 matches; shown 1-1]\n"},
+		{`{"id":"c1","query":"^line 1\\d ","regex":true,"after_line":15,"context":0}`, "16: line 16 xxxxxxxxxxxxxxxxxxxx\n17: line 17 xxxxxxxxxxxxxxxxxxxx\n18: line 18 xxxxxxxxxxxxxxxxxxxx\n19: line 19 xxxxxxxxxxxxxxxxxxxx\n[10 matches; shown 7-10]\n"},
+		{`{"id":"c1","bytes":"0-8","run":"r1"}`, "line 1 x"},
+	} {
+		got, isErr := call(t, cs, ToolPeek, tc.args)
+		if isErr || got != tc.want {
+			t.Errorf("peek %s = %q (isError %v), want %q", tc.args, got, isErr, tc.want)
+		}
+	}
+	// The default page stays under the threshold and names the next.
+	got, _ := call(t, cs, ToolPeek, `{"id":"c1"}`)
+	if !strings.HasSuffix(got, "[lines 1-400 of 3000; next: --lines 401-800]\n") {
+		t.Errorf("default page ends %q", got[max(0, len(got)-80):])
+	}
+}
+
+func TestServeErrors(t *testing.T) {
+	st, _ := newStore(t)
+	cs := connect(t, &Tools{Store: st, Run: "r1"})
+	for _, tc := range []struct{ tool, args, code string }{
+		{ToolPeek, `{"id":"nope"}`, "(unknown_reference)"},
+		{ToolPeek, `{"id":"c1","lines":"5000-5001"}`, "(invalid_range)"},
+		{ToolPeek, `{"id":"c1","lines":"1-2","bytes":"0-1"}`, "(usage)"},
+		{ToolPeek, `{"id":"c1","regex":true}`, "(usage)"},
+		{ToolPeek, `{"lines":"1-2"}`, "(usage)"},
+		{ToolPeek, `{"id":"c1","bogus":1}`, "(usage)"},
+		{ToolPeek, `{"id":"c1","run":"other"}`, "(unknown_reference)"},
+		{ToolResolve, `{}`, "(usage)"},
+		{ToolResolve, `{"ref":{"$ref":"c1","pointer":"/a"}}`, "(not_json)"},
+		{ToolResolve, `{"ref":{"$ref":"c1","sha256":"00"}}`, "(bad_reference)"},
+		{ToolResolve, `{"ref":{"$ref":"c1"}}`, "(too_large)"},
+		{ToolResolve, `{"refs":[{"$ref":"c1","lines":[1,1]},{"$ref":"c1","lines":[1,1]},{"$ref":"c1","lines":[1,1]},{"$ref":"c1","lines":[1,1]},{"$ref":"c1","lines":[1,1]},{"$ref":"c1","lines":[1,1]},{"$ref":"c1","lines":[1,1]},{"$ref":"c1","lines":[1,1]},{"$ref":"c1","lines":[1,1]}]}`, "(budget_exhausted)"},
+		{ToolList, `{"page":-1}`, "(bad_reference)"},
+	} {
+		got, isErr := call(t, cs, tc.tool, tc.args)
+		if !isErr || !strings.HasPrefix(got, tc.tool+": ") || !strings.HasSuffix(got, tc.code) {
+			t.Errorf("%s %s = %q (isError %v), want an error ending %s", tc.tool, tc.args, got, isErr, tc.code)
+		}
+	}
+	// Without a run of its own, the server needs one in every call.
+	cs = connect(t, &Tools{Store: st})
+	if got, isErr := call(t, cs, ToolList, `{}`); !isErr || !strings.HasSuffix(got, "(usage)") {
+		t.Errorf("list without a run = %q", got)
+	}
+}
+
+func TestServeResolve(t *testing.T) {
+	st, _ := newStore(t)
+	cs := connect(t, &Tools{Store: st, Run: "r1"})
+	got, isErr := call(t, cs, ToolResolve, `{"ref":{"$ref":"c1","lines":[2,3]}}`)
+	if isErr || got != "line 2 xxxxxxxxxxxxxxxxxxxx\nline 3 xxxxxxxxxxxxxxxxxxxx\n" {
+		t.Errorf("resolve = %q", got)
+	}
+	got, isErr = call(t, cs, ToolResolve, `{"refs":[{"$ref":"c1","bytes":[0,6]},{"$ref":"zz"},{"$list_results":0}]}`)
+	var ans []struct {
+		OK    bool   `json:"ok"`
+		Text  string `json:"text"`
+		Error struct{ Code string }
+	}
+	if err := json.Unmarshal([]byte(got), &ans); err != nil || isErr || len(ans) != 3 {
+		t.Fatalf("resolve refs = %q (%v)", got, err)
+	}
+	if !ans[0].OK || ans[0].Text != "line 1" || ans[1].OK || ans[1].Error.Code != "unknown_reference" || !ans[2].OK {
+		t.Errorf("answers = %+v", ans)
+	}
+	// Each call is a step of its own: eight lookups, again and again.
+	eight := `{"refs":[` + strings.TrimSuffix(strings.Repeat(`{"$ref":"c1","lines":[1,1]},`, 8), ",") + `]}`
+	for range 3 {
+		if got, isErr := call(t, cs, ToolResolve, eight); isErr {
+			t.Fatalf("eight lookups: %s", got)
+		}
+	}
+}
+
+func TestServeList(t *testing.T) {
+	st, _ := newStore(t)
+	cs := connect(t, &Tools{Store: st, Run: "r1"})
+	got, isErr := call(t, cs, ToolList, `{}`)
+	var page struct {
+		Run    string
+		Total  int
+		Next   *int
+		Values []struct{ ID string }
+	}
+	if err := json.Unmarshal([]byte(got), &page); err != nil || isErr {
+		t.Fatalf("list = %q (%v)", got, err)
+	}
+	if page.Run != "r1" || page.Total != 1 || page.Next != nil || len(page.Values) != 1 || page.Values[0].ID != "c1" {
+		t.Errorf("list = %s", got)
+	}
+	if got, _ := call(t, cs, ToolList, `{"page":1}`); !strings.Contains(got, `"values":[]`) {
+		t.Errorf("list page 1 = %s", got)
+	}
+}
+
+// BenchmarkServePeek is the latency of one retval_peek call of 40 lines
+// through a client session (in memory: no process, no pipe).
+func BenchmarkServePeek(b *testing.B) {
+	st, _ := newStore(b)
+	cs := connect(b, &Tools{Store: st, Run: "r1"})
+	args := json.RawMessage(`{"id":"c1","lines":"120-160"}`)
+	var took []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolPeek, Arguments: args})
+		took = append(took, time.Since(t0))
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "median-µs/call")
+}

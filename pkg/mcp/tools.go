@@ -1,0 +1,326 @@
+// Package mcp brings retention to MCP clients: a relay that stands between
+// a client and an MCP server, retains big tools/call results through
+// pkg/retain and shows the model their stubs (Proxy), and retval's own
+// tools, retval_peek, retval_resolve and retval_list, with which the model
+// reads the values back (Tools, offered alone by Serve).
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/retval/retval/pkg/expand"
+	"github.com/retval/retval/pkg/peek"
+	"github.com/retval/retval/pkg/retain"
+)
+
+// The names of retval's tools.
+const (
+	ToolPeek    = "retval_peek"
+	ToolResolve = "retval_resolve"
+	ToolList    = "retval_list"
+)
+
+// IsOwnTool reports whether name is one of retval's tools.
+func IsOwnTool(name string) bool {
+	return name == ToolPeek || name == ToolResolve || name == ToolList
+}
+
+// Tools answers retval's tools against one store. The zero Limits are the
+// defaults.
+type Tools struct {
+	Store *retain.Store
+	// Run is the run a call reads when it names none; "" makes the run
+	// argument required.
+	Run    string
+	Limits retain.Limits
+	// PeekBytesSet says peek-bytes was set explicitly (see peek.CapsFor).
+	PeekBytesSet bool
+}
+
+const stubHelp = `A stub stands for a result too big to show: its first line is "[retained #ID] N bytes, L lines, sha256:..., complete", then the first and last lines of the result, and its last line names what to read next, e.g. "[read more: peek ID --lines 18-417 | --query TEXT]".`
+
+const peekDescription = stubHelp + `
+
+retval_peek reads part of a retained value the way you read a file. Each line comes with the gutter "N: " (its number, a colon, a space); drop it when you quote the line in an edit. Give id (the ID after "#" in the stub) and at most one of:
+- lines: "A-B", inclusive 1-based (from "peek ID --lines A-B");
+- query: text to search for, each matching line shown (with regex: an RE2 expression matched within a line; ignore_case; context: lines around each match; after_line: only matches after that line);
+- bytes: "A-B", a half-open byte range.
+Without any, it shows the value from line 1. A page that stops early ends with a line naming how to go on: "next: --lines 401-800" means lines "401-800", "next: --after-line 913" means after_line 913, "--bytes A-B" means bytes "A-B". Errors come back as a result marked isError with the error code in parentheses, e.g. (invalid_range); the message says what to do.`
+
+const resolveDescription = stubHelp + `
+
+retval_resolve returns exact selections of retained values, for quoting or checking. Give ref, one reference, or refs, an array of them (answered together as a JSON array of {"ok":true,"text":...} or {"ok":false,"error":{"code":...,"message":...}}). A reference is a JSON object: {"$ref":"ID"} the whole value, with "lines":[A,B] (inclusive, 1-based) or "bytes":[A,B] (half-open) or "pointer":"/a/0" (RFC 6901, in a JSON value; "as":"string" returns a string's decoded text), and optionally "sha256" the value must have. {"$list_results":N} is a page of the run's values from value N. One call is one step of the lookup budget (a few lookups of a few KiB each); prefer retval_peek to read around.`
+
+const listDescription = `retval_list shows the values retained in the run, a page at a time: {"run":..., "page":N, "total":T, "next":M|null, "values":[{"id","tool","size","lines","complete","created","sha256"}, ...]}. Give page (0 first, then the "next" of the page before) to go on. Read a value with retval_peek using its id.`
+
+// runProperty is the optional run argument of every tool.
+const runProperty = `"run":{"type":"string","description":"the run the value is in; by default the server's own run"}`
+
+// Defs returns retval's tool definitions, as tools/list shows them.
+func (t *Tools) Defs() []*mcp.Tool {
+	required := func(names ...string) string {
+		if t.Run == "" {
+			names = append(names, "run")
+		}
+		if len(names) == 0 {
+			return ""
+		}
+		b, _ := json.Marshal(names)
+		return `,"required":` + string(b)
+	}
+	schema := func(props, req string) json.RawMessage {
+		return json.RawMessage(`{"type":"object","properties":{` + props + `,` + runProperty + `}` + req + `,"additionalProperties":false}`)
+	}
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}
+	return []*mcp.Tool{
+		{
+			Name: ToolPeek, Title: "Read a retained value", Description: peekDescription, Annotations: ro,
+			InputSchema: schema(`"id":{"type":"string","description":"the value id, the ID of #ID in the stub"},`+
+				`"lines":{"type":"string","description":"inclusive 1-based line range A-B"},`+
+				`"query":{"type":"string","description":"show the lines holding this text"},`+
+				`"regex":{"type":"boolean","description":"query is an RE2 expression, matched within each line"},`+
+				`"ignore_case":{"type":"boolean","description":"match the query regardless of case"},`+
+				`"context":{"type":"integer","minimum":0,"description":"lines shown before and after each match"},`+
+				`"after_line":{"type":"integer","minimum":0,"description":"show only matches after this line (the paging of a query)"},`+
+				`"bytes":{"type":"string","description":"half-open byte range A-B"}`, required("id")),
+		},
+		{
+			Name: ToolResolve, Title: "Resolve references to retained values", Description: resolveDescription, Annotations: ro,
+			InputSchema: schema(`"ref":{"type":"object","description":"one reference, e.g. {\"$ref\":\"ID\",\"lines\":[10,20]}"},`+
+				`"refs":{"type":"array","items":{"type":"object"},"description":"several references, answered as a JSON array"}`, required()),
+		},
+		{
+			Name: ToolList, Title: "List retained values", Description: listDescription, Annotations: ro,
+			InputSchema: schema(`"page":{"type":"integer","minimum":0,"description":"the value the page starts at: 0, then the next of the page before"}`, required()),
+		},
+	}
+}
+
+// Call answers one tools/call of a retval tool. Anything that goes wrong
+// is a result with IsError set, whose text carries the error code in
+// parentheses; Call never fails.
+func (t *Tools) Call(name string, args json.RawMessage) *mcp.CallToolResult {
+	var text []byte
+	var err error
+	switch name {
+	case ToolPeek:
+		text, err = t.peek(args)
+	case ToolResolve:
+		text, err = t.resolve(args)
+	case ToolList:
+		text, err = t.list(args)
+	default:
+		err = retain.Errorf(retain.CodeUsage, "unknown tool %q: retval's tools are %s, %s and %s", name, ToolPeek, ToolResolve, ToolList)
+	}
+	if err != nil {
+		return ErrorResult(name, err)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+}
+
+// ErrorResult is the tool result of err: isError, and one text block
+// "TOOL: MESSAGE (CODE)".
+func ErrorResult(tool string, err error) *mcp.CallToolResult {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+		Text: fmt.Sprintf("%s: %s (%s)", tool, msg, retain.CodeOf(err)),
+	}}}
+}
+
+// decodeArgs decodes a call's arguments into v, refusing unknown names.
+func decodeArgs(args json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		args = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return retain.Errorf(retain.CodeUsage, "bad arguments: %v; see the tool's input schema", err)
+	}
+	return nil
+}
+
+func (t *Tools) run(given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	if t.Run == "" {
+		return "", retain.Errorf(retain.CodeUsage, "no run given: pass run, the run the value was retained in")
+	}
+	return t.Run, nil
+}
+
+type peekArgs struct {
+	Run        string  `json:"run"`
+	ID         string  `json:"id"`
+	Lines      *string `json:"lines"`
+	Query      *string `json:"query"`
+	Regex      bool    `json:"regex"`
+	IgnoreCase bool    `json:"ignore_case"`
+	Context    *int64  `json:"context"`
+	AfterLine  *int64  `json:"after_line"`
+	Bytes      *string `json:"bytes"`
+}
+
+func (t *Tools) peek(raw json.RawMessage) ([]byte, error) {
+	var a peekArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.ID == "" {
+		return nil, retain.Errorf(retain.CodeUsage, "no id given: pass id, the ID after \"#\" in the stub")
+	}
+	n := 0
+	for _, set := range []bool{a.Lines != nil, a.Query != nil, a.Bytes != nil} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, retain.Errorf(retain.CodeUsage, "lines, query and bytes cannot be combined: give one of them")
+	}
+	if a.Query == nil && (a.Regex || a.IgnoreCase || a.Context != nil || a.AfterLine != nil) {
+		return nil, retain.Errorf(retain.CodeUsage, "regex, ignore_case, context and after_line only apply to a search: add query")
+	}
+	run, err := t.run(a.Run)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := peek.CapsFor(t.Limits, t.PeekBytesSet)
+	if err != nil {
+		return nil, err
+	}
+	v, err := t.Store.OpenValue(run, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	switch {
+	case a.Bytes != nil:
+		s, e, err := peek.ParseRange(*a.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		p, err := peek.Bytes(v, s, e, caps)
+		if err != nil {
+			return nil, err
+		}
+		return p.Render(), nil
+	case a.Query != nil:
+		o := peek.QueryOptions{Query: *a.Query, Regex: a.Regex, IgnoreCase: a.IgnoreCase}
+		if a.Context != nil {
+			o.Context = *a.Context
+		}
+		if a.AfterLine != nil {
+			o.AfterLine = *a.AfterLine
+		}
+		p, err := peek.Query(v, o, caps)
+		if err != nil {
+			return nil, err
+		}
+		return p.Render(), nil
+	}
+	first, last := int64(1), peek.ToEnd
+	if a.Lines != nil {
+		if first, last, err = peek.ParseRange(*a.Lines); err != nil {
+			return nil, err
+		}
+	}
+	p, err := peek.Lines(v, first, last, caps)
+	if err != nil {
+		return nil, err
+	}
+	return p.Render(), nil
+}
+
+type resolveArgs struct {
+	Run  string            `json:"run"`
+	Ref  json.RawMessage   `json:"ref"`
+	Refs []json.RawMessage `json:"refs"`
+}
+
+// resolve answers one reference with its text, several with the JSON array
+// resolve --batch prints. The call is one step of the budget.
+func (t *Tools) resolve(raw json.RawMessage) ([]byte, error) {
+	var a resolveArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if (a.Ref == nil) == (a.Refs == nil) {
+		return nil, retain.Errorf(retain.CodeUsage, "give ref (one reference) or refs (an array of them), not both and not neither")
+	}
+	run, err := t.run(a.Run)
+	if err != nil {
+		return nil, err
+	}
+	if a.Ref != nil {
+		r, err := expand.ParseRef(a.Ref)
+		if err != nil {
+			return nil, err
+		}
+		ans, err := t.lookups(run, []expand.Lookup{{Ref: r}})
+		if err != nil {
+			return nil, err
+		}
+		if ans[0].Err != nil {
+			return nil, ans[0].Err
+		}
+		return ans[0].Text, nil
+	}
+	batch, err := json.Marshal(a.Refs)
+	if err != nil {
+		return nil, err
+	}
+	calls, err := expand.ParseBatch(bytes.NewReader(batch))
+	if err != nil {
+		return nil, err
+	}
+	ans, err := t.lookups(run, calls)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(ans)
+}
+
+// lookups answers the lookups of one call, a step of its own.
+func (t *Tools) lookups(run string, calls []expand.Lookup) ([]expand.Answer, error) {
+	rs := &expand.Resolver{Store: t.Store, Run: run}
+	return rs.Lookups(calls, expand.BudgetOf(t.Limits), &expand.Spent{})
+}
+
+type listArgs struct {
+	Run  string `json:"run"`
+	Page *int64 `json:"page"`
+}
+
+// list answers {"$list_results": page}, as a lookup of its own step.
+func (t *Tools) list(raw json.RawMessage) ([]byte, error) {
+	var a listArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	run, err := t.run(a.Run)
+	if err != nil {
+		return nil, err
+	}
+	var page int64
+	if a.Page != nil {
+		page = *a.Page
+	}
+	r, err := expand.RefFields{List: &page}.Ref()
+	if err != nil {
+		return nil, err
+	}
+	ans, err := t.lookups(run, []expand.Lookup{{Ref: r}})
+	if err != nil {
+		return nil, err
+	}
+	if ans[0].Err != nil {
+		return nil, ans[0].Err
+	}
+	return ans[0].Text, nil
+}
