@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -721,16 +722,18 @@ func parseTrace(log string) []sysEvent {
 	return ev
 }
 
-// parseCall reads one whole strace line: `name(args) = ret`.
+// straceCall is one whole strace line: `name(args) = ret`, strace
+// padding the space before `=` to a column on short lines.
+var straceCall = regexp.MustCompile(`^(\w+)\((.*)\) +=  *(\S+)`)
+
+// parseCall reads one whole strace line.
 func parseCall(s string) (sysEvent, bool) {
-	name, args, ok := strings.Cut(s, "(")
-	eq := strings.LastIndex(args, ") = ")
-	if !ok || eq < 0 {
+	m := straceCall.FindStringSubmatch(s)
+	if m == nil {
 		return sysEvent{}, false
 	}
-	ret := strings.Fields(args[eq+4:])
-	e := sysEvent{call: name, fd: -1, ok: len(ret) > 0 && !strings.HasPrefix(ret[0], "-")}
-	args = args[:eq]
+	name, args := m[1], m[2]
+	e := sysEvent{call: name, fd: -1, ok: !strings.HasPrefix(m[3], "-")}
 	// fdpath reads `N<path>` at the start of a.
 	fdpath := func(a string) (int, string) {
 		n, p, _ := strings.Cut(a, "<")
@@ -763,4 +766,28 @@ func parseCall(s string) (sysEvent, bool) {
 		}
 	}
 	return e, true
+}
+
+// TestParseTrace: the strace log reader sees calls whole, split across an
+// unfinished and a resumed line, and padded to strace's column.
+func TestParseTrace(t *testing.T) {
+	log := `9245  mkdirat(AT_FDCWD</w>, "/r/runs/fresh.values", 0700) = 0
+9245  fsync(8</r/runs> <unfinished ...>
+9242  --- SIGURG {si_signo=SIGURG, si_code=SI_TKILL, si_pid=9242, si_uid=0} ---
+9246  mkdirat(7</r/runs>, "other.values", 0700) = -1 EEXIST (File exists)
+9245  <... fsync resumed>)              = 0
+9245  fsync(12</r/runs/fresh.values>)  = 0
+9245  write(1<pipe:[583386]>, "[retained #v] 800 bytes, 100 lin"..., 967) = 967
+`
+	want := []sysEvent{
+		{call: "mkdirat", path: "/r/runs/fresh.values", fd: -1, ok: true},
+		{call: "mkdirat", path: "/r/runs/other.values", fd: -1, ok: false},
+		{call: "fsync", path: "/r/runs", fd: 8, ok: true},
+		{call: "fsync", path: "/r/runs/fresh.values", fd: 12, ok: true},
+		{call: "write", path: "pipe:[583386]", fd: 1, ok: true},
+	}
+	got := parseTrace(log)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("parsed\n%v\nwant\n%v", got, want)
+	}
 }
