@@ -1,0 +1,150 @@
+package mcpwrap
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/retval/retval/internal/jsondoc"
+)
+
+// claudeFormat edits the mcpServers object of a Claude Code .mcp.json or
+// settings file. Each stdio server's command and args values are spliced
+// in place; a server Claude Code reaches at a URL (type http or sse) is
+// left alone.
+type claudeFormat struct{}
+
+func (claudeFormat) kind() string { return "JSON" }
+
+func (claudeFormat) decode(b []byte) (any, error) {
+	if _, err := jsondoc.Parse(b); err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, errors.New("not a JSON object")
+	}
+	return v, nil
+}
+
+func (claudeFormat) where(name string) string { return "mcpServers." + name }
+
+func (claudeFormat) quote(s string) string { return jsondoc.Quote(s) }
+
+func (claudeFormat) expect(doc any, name, command string, args []string, argsPresent bool) error {
+	m, _ := doc.(map[string]any)
+	servers, _ := m["mcpServers"].(map[string]any)
+	e, ok := servers[name].(map[string]any)
+	if !ok {
+		return fmt.Errorf("mcpServers.%s is not an object", name)
+	}
+	e["command"] = command
+	if !argsPresent {
+		delete(e, "args")
+		return nil
+	}
+	a := make([]any, len(args))
+	for i, s := range args {
+		a[i] = s
+	}
+	e["args"] = a
+	return nil
+}
+
+func (claudeFormat) servers(src string, _ any) ([]*server, error) {
+	root, err := jsondoc.Parse([]byte(src))
+	if err != nil {
+		return nil, err
+	}
+	all := root.Get("mcpServers")
+	if all == nil {
+		return nil, nil
+	}
+	if all.Kind != '{' {
+		return nil, errors.New("mcpServers is not an object")
+	}
+	var out []*server
+	for i, name := range all.Keys {
+		s := &server{name: name}
+		out = append(out, s)
+		n := all.Vals[i]
+		if n.Kind != '{' {
+			s.cmdErr = errors.New("is not an object: fix it by hand")
+			continue
+		}
+		typ, _ := n.Get("type").Text()
+		if u, ok := n.Get("url").Text(); ok || typ == "http" || typ == "sse" {
+			s.remote = u
+			if s.remote == "" {
+				s.remote = typ
+			}
+			if typ != "stdio" {
+				continue
+			}
+		}
+		ci := -1
+		for j, k := range n.Keys {
+			if k == "command" {
+				ci = j
+			}
+		}
+		if ci < 0 {
+			continue
+		}
+		c := n.Vals[ci]
+		v, ok := c.Text()
+		if !ok {
+			s.cmdErr = errors.New(`command is not a string: write "command": "PROGRAM"`)
+			continue
+		}
+		s.cmd = &span{start: c.Start, end: c.End, s: v, isString: true}
+		s.addAt = c.End
+		kv := src[strings.LastIndexByte(src[:c.Start], '"')+1 : c.Start]
+		s.addArgs = [2]string{memberSep(src, n) + `"args"` + kv, ""}
+		if ci+1 < len(n.Keys) && n.Keys[ci+1] == "args" {
+			s.argsAdjacent = true
+			s.cut = [2]int{c.End, n.Vals[ci+1].End}
+		}
+		a := n.Get("args")
+		if a == nil {
+			continue
+		}
+		if a.Kind != '[' {
+			s.argsErr = errors.New(`args is not an array: write "args": ["ARG", ...]`)
+			continue
+		}
+		s.args = &array{start: a.Start, end: a.End}
+		for _, e := range a.Vals {
+			t, ok := e.Text()
+			if !ok {
+				s.argsErr = errors.New("args holds something other than strings: write each argument as a string")
+				break
+			}
+			s.args.elems = append(s.args.elems, span{start: e.Start, end: e.End, s: t, isString: true})
+		}
+	}
+	return out, nil
+}
+
+// memberSep is the text between two members of the object n: as written
+// between its first two, else ", " or, when n opens a new line, "," and
+// that line's indent.
+func memberSep(src string, n *jsondoc.Node) string {
+	if len(n.Vals) >= 2 {
+		from := n.Vals[0].End
+		return src[from : from+strings.IndexByte(src[from:], '"')]
+	}
+	from := n.Start + 1
+	ws := src[from : from+strings.IndexByte(src[from:], '"')]
+	if strings.Contains(ws, "\n") {
+		return "," + ws
+	}
+	return ", "
+}

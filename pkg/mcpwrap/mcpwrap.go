@@ -1,0 +1,459 @@
+// Package mcpwrap rewrites an MCP client's server entries so the server
+// runs through retval's proxy, and back: a Codex config.toml
+// [mcp_servers.NAME] table or a Claude Code mcpServers member (.mcp.json,
+// a settings file) whose command and args start a server over stdio gets
+//
+//	command = RETVAL, args = ["mcp", "proxy", "--", OLD COMMAND, OLD ARGS...]
+//
+// Only those two values change: every other byte of the file is kept (the
+// files are edited as text, never reprinted), and the file is decoded
+// before and after to prove that nothing else moved. Unwrap restores the
+// command and args byte for byte; a wrap followed by an unwrap leaves the
+// file as it was.
+package mcpwrap
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/retain"
+	"github.com/rogpeppe/go-internal/diff"
+)
+
+// Format is the kind of client configuration file.
+type Format int
+
+const (
+	// Codex is a Codex config.toml with [mcp_servers.NAME] tables.
+	Codex Format = iota + 1
+	// ClaudeCode is a Claude Code .mcp.json or settings file with an
+	// mcpServers object.
+	ClaudeCode
+)
+
+func (f Format) String() string {
+	switch f {
+	case Codex:
+		return "codex"
+	case ClaudeCode:
+		return "claude-code"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ProxyArgs are the arguments that, before a server's own command line,
+// make retval run it through the proxy.
+var ProxyArgs = []string{"mcp", "proxy", "--"}
+
+// BackupSuffix names the copy of a file as it was before a wrap or unwrap
+// changed it (the hook's install keeps the same).
+const BackupSuffix = ".retval.bak"
+
+// MaxFileSize bounds a configuration file read for editing.
+const MaxFileSize = 4 << 20
+
+// CodexConfig is Codex's configuration file: $CODEX_HOME/config.toml when
+// CODEX_HOME is set, else ~/.codex/config.toml.
+func CodexConfig() (string, error) {
+	if d := os.Getenv("CODEX_HOME"); d != "" {
+		return filepath.Abs(filepath.Join(d, "config.toml"))
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("no home directory: set HOME or CODEX_HOME")
+	}
+	return filepath.Join(home, ".codex", "config.toml"), nil
+}
+
+// Options say what Wrap and Unwrap edit.
+type Options struct {
+	// Format is the kind of file at Path.
+	Format Format
+	// Path is the file to edit. A symlink is edited where it points, so
+	// the link stays a link.
+	Path string
+	// Server names the one entry to change; "" means every entry that can
+	// be: Wrap wraps every server started as a command and not wrapped
+	// yet, Unwrap unwraps every wrapped one.
+	Server string
+	// Command is the absolute path of the retval binary the wrapped
+	// entries run. An entry is recognised as wrapped when its command is
+	// this one, or any program named retval, and its args start with
+	// "mcp", "proxy".
+	Command string
+	// DryRun computes the change and its diff and writes nothing.
+	DryRun bool
+}
+
+// Action is what happened to one server entry.
+type Action string
+
+const (
+	Wrapped        Action = "wrapped"
+	AlreadyWrapped Action = "already wrapped"
+	Unwrapped      Action = "unwrapped"
+	NotWrapped     Action = "not wrapped"
+	// Remote is a server the client reaches at a URL: it is left alone
+	// (its authentication stays with the client); retval mcp proxy --url
+	// relays one when set up by hand.
+	Remote Action = "left alone: a remote server (url)"
+)
+
+// Entry is one server entry of the file and what was done to it.
+type Entry struct {
+	Name   string
+	Action Action
+	// Command is the server's own command line (for a remote server, its
+	// URL), as it reads unwrapped.
+	Command []string
+}
+
+// Result is what Wrap or Unwrap did to the file.
+type Result struct {
+	// Path is the file as named in Options.
+	Path string
+	// Entries are the servers looked at, in the file's order.
+	Entries []Entry
+	// Changed reports whether the file's text changed (or would have,
+	// in a dry run).
+	Changed bool
+	// Diff is a unified diff of the change; empty when nothing changed.
+	Diff []byte
+	// Backup is the copy of the file as it was; "" when nothing was
+	// written.
+	Backup string
+}
+
+// Wrap rewrites the server entries of the file to run through the proxy.
+// A file that cannot be read or decoded, an entry written in a form this
+// package does not edit (it then says what to change by hand), or an
+// edit that would change anything but the command and args is refused
+// and the file left untouched.
+func Wrap(o Options) (*Result, error) { return run(o, true) }
+
+// Unwrap undoes Wrap: every wrapped entry (or o.Server) gets back the
+// command and args it had, byte for byte.
+func Unwrap(o Options) (*Result, error) { return run(o, false) }
+
+// server is one server entry as found in the text.
+type server struct {
+	name    string
+	remote  string // the URL of a remote server
+	cmd     *span  // the command value; nil when there is none
+	args    *array // the args value; nil when absent
+	argsErr error  // why args cannot be edited (a form not handled)
+	cmdErr  error  // why command cannot be edited
+	// addArgs is the text that, inserted at addAt, adds an args member
+	// holding ARRAY, in two pieces around it.
+	addArgs [2]string
+	addAt   int
+	// argsAdjacent reports that the args member can be removed by cutting
+	// src[cut[0]:cut[1]] (it follows the command as Wrap adds one).
+	argsAdjacent bool
+	cut          [2]int
+}
+
+// span is a value's lexeme at src[start:end] and, for a string, its value.
+type span struct {
+	start, end int
+	s          string
+	isString   bool
+}
+
+// array is a single-line array of strings at src[start:end].
+type array struct {
+	start, end int
+	elems      []span
+}
+
+// format is what a file format provides to the common edit.
+type format interface {
+	// servers finds the entries in src, whose decoded form is doc.
+	servers(src string, doc any) ([]*server, error)
+	// quote writes s as a string lexeme.
+	quote(s string) string
+	// decode decodes a whole file, for comparing before and after.
+	decode(src []byte) (any, error)
+	// expect applies to a decoded file the change to server name.
+	expect(doc any, name, command string, args []string, argsPresent bool) error
+	// where names an entry for messages.
+	where(name string) string
+	// kind names the file's syntax for messages.
+	kind() string
+}
+
+var formats = map[Format]format{Codex: codexFormat{}, ClaudeCode: claudeFormat{}}
+
+func formatOf(f Format) (format, error) {
+	if ff, ok := formats[f]; ok {
+		return ff, nil
+	}
+	return nil, errors.New("no file format")
+}
+
+func run(o Options, wrap bool) (*Result, error) {
+	ff, err := formatOf(o.Format)
+	if err != nil {
+		return nil, err
+	}
+	if o.Path == "" {
+		return nil, errors.New("no file to edit")
+	}
+	if wrap && !filepath.IsAbs(o.Command) {
+		return nil, fmt.Errorf("the retval command %q is not an absolute path", o.Command)
+	}
+	f, err := load(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	before, err := ff.decode(f.old)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not valid %s: %v; it is left as it is: fix it, then run this again", o.Path, ff.kind(), err)
+	}
+	src := string(f.old)
+	all, err := ff.servers(src, before)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v; it is left as it is", o.Path, err)
+	}
+	res := &Result{Path: o.Path}
+	chosen := all
+	if o.Server != "" {
+		i := slices.IndexFunc(all, func(s *server) bool { return s.name == o.Server })
+		if i < 0 {
+			names := make([]string, len(all))
+			for j, s := range all {
+				names[j] = s.name
+			}
+			if len(names) == 0 {
+				return nil, fmt.Errorf("%s has no server %q (it has none)", o.Path, o.Server)
+			}
+			return nil, fmt.Errorf("%s has no server %q: it has %s", o.Path, o.Server, strings.Join(names, ", "))
+		}
+		chosen = all[i : i+1]
+	}
+	type splice struct {
+		start, end int
+		text       string
+	}
+	var edits []splice
+	for _, s := range chosen {
+		e := Entry{Name: s.name}
+		switch {
+		case s.remote != "" && s.cmd == nil:
+			e.Action, e.Command = Remote, []string{s.remote}
+			if o.Server != "" {
+				return nil, fmt.Errorf("%s is a remote server (url %s): wrap edits servers started as a command; run retval mcp proxy --url by hand", ff.where(s.name), s.remote)
+			}
+			res.Entries = append(res.Entries, e)
+			continue
+		case s.cmdErr != nil:
+			return nil, fmt.Errorf("%s: %v", ff.where(s.name), s.cmdErr)
+		case s.cmd == nil:
+			return nil, fmt.Errorf("%s has neither command nor url: fix it by hand", ff.where(s.name))
+		case s.argsErr != nil:
+			return nil, fmt.Errorf("%s: %v", ff.where(s.name), s.argsErr)
+		}
+		k := wrappedAt(s, o.Command)
+		own := append([]string{s.cmd.s}, s.args.strings()...)
+		if k > 0 {
+			own = s.args.strings()[k-1:]
+		}
+		e.Command = own
+		var cmdText, argsText string
+		var newArgs []string
+		argsPresent := true
+		switch {
+		case wrap && k > 0:
+			e.Action = AlreadyWrapped
+		case !wrap && k == 0:
+			e.Action = NotWrapped
+		case wrap:
+			e.Action = Wrapped
+			ins := make([]string, 0, len(ProxyArgs)+1)
+			for _, a := range ProxyArgs {
+				ins = append(ins, ff.quote(a))
+			}
+			ins = append(ins, src[s.cmd.start:s.cmd.end])
+			cmdText = ff.quote(o.Command)
+			newArgs = append(slices.Clone(ProxyArgs), own...)
+			if s.args != nil {
+				argsText = s.args.insert(src, ins)
+				edits = append(edits, splice{s.cmd.start, s.cmd.end, cmdText}, splice{s.args.start, s.args.end, argsText})
+			} else {
+				argsText = s.addArgs[0] + "[" + strings.Join(ins, ", ") + "]" + s.addArgs[1]
+				edits = append(edits, splice{s.cmd.start, s.cmd.end, cmdText}, splice{s.addAt, s.addAt, argsText})
+			}
+		default:
+			e.Action = Unwrapped
+			el := s.args.elems[k-1]
+			cmdText = src[el.start:el.end]
+			newArgs = own[1:]
+			if len(newArgs) == 0 && s.argsAdjacent {
+				argsPresent = false
+				edits = append(edits, splice{s.cmd.start, s.cmd.end, cmdText}, splice{s.cut[0], s.cut[1], ""})
+			} else {
+				edits = append(edits, splice{s.cmd.start, s.cmd.end, cmdText}, splice{s.args.start, s.args.end, s.args.drop(src, k)})
+			}
+		}
+		res.Entries = append(res.Entries, e)
+		if e.Action == Wrapped || e.Action == Unwrapped {
+			cmd := o.Command
+			if !wrap {
+				cmd = own[0]
+			}
+			if err := ff.expect(before, s.name, cmd, newArgs, argsPresent); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.SortFunc(edits, func(a, b splice) int { return b.start - a.start })
+	now := src
+	for _, e := range edits {
+		now = now[:e.start] + e.text + now[e.end:]
+	}
+	if now == src {
+		return res, nil
+	}
+	after, err := ff.decode([]byte(now))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the edit would not decode (%v); it is left as it is: change it by hand", o.Path, err)
+	}
+	if !equal(before, after) {
+		return nil, fmt.Errorf("%s: the edit would change more than command and args; it is left as it is: change it by hand", o.Path)
+	}
+	res.Changed = true
+	res.Diff = diff.Diff(o.Path+" (before)", f.old, o.Path+" (after)", []byte(now))
+	if o.DryRun {
+		return res, nil
+	}
+	res.Backup = o.Path + BackupSuffix
+	if err := f.write([]byte(now)); err != nil {
+		res.Backup = ""
+		return res, err
+	}
+	return res, nil
+}
+
+// wrappedAt tells whether s runs through the proxy: when it does, the
+// index in args of its own command plus one (so args[:k-1] are the
+// proxy's words and options); else 0.
+func wrappedAt(s *server, command string) int {
+	if s.args == nil || (s.cmd.s != command && filepath.Base(s.cmd.s) != "retval") {
+		return 0
+	}
+	a := s.args.strings()
+	if len(a) < 4 || a[0] != "mcp" || a[1] != "proxy" {
+		return 0
+	}
+	i := slices.Index(a[2:], "--")
+	if i < 0 || 2+i+1 >= len(a) {
+		return 0
+	}
+	return 2 + i + 2
+}
+
+func (a *array) strings() []string {
+	if a == nil {
+		return nil
+	}
+	out := make([]string, len(a.elems))
+	for i, e := range a.elems {
+		out[i] = e.s
+	}
+	return out
+}
+
+// sep is the text between two elements of a: as written between the first
+// two, else ", " or, when a opens a new line, "," and that line's indent.
+func (a *array) sep(src string) string {
+	if len(a.elems) >= 2 {
+		return src[a.elems[0].end:a.elems[1].start]
+	}
+	ws := src[a.start+1 : a.first(src)]
+	if strings.Contains(ws, "\n") {
+		return "," + ws
+	}
+	return ", "
+}
+
+// first is where a's first element starts, or the end of the white space
+// after its "[" when it has none.
+func (a *array) first(src string) int {
+	if len(a.elems) > 0 {
+		return a.elems[0].start
+	}
+	i := a.start + 1
+	for i < a.end && strings.IndexByte(" \t\r\n", src[i]) >= 0 {
+		i++
+	}
+	return i
+}
+
+// insert is a's text with the lexemes ins before its first element.
+func (a *array) insert(src string, ins []string) string {
+	sep := a.sep(src)
+	p := a.first(src)
+	text := strings.Join(ins, sep)
+	if len(a.elems) > 0 {
+		text += sep
+	}
+	return src[a.start:p] + text + src[p:a.end]
+}
+
+// drop is a's text without its first k elements; insert then drop gives
+// back the text insert started from.
+func (a *array) drop(src string, k int) string {
+	p := a.first(src)
+	if k < len(a.elems) {
+		return src[a.start:p] + src[a.elems[k].start:a.end]
+	}
+	return src[a.start:p] + src[a.elems[k-1].end:a.end]
+}
+
+// file is the file being edited.
+type file struct {
+	path  string // where it is written (a symlink's target)
+	shown string // as named
+	old   []byte
+	mode  fs.FileMode
+}
+
+func load(p string) (*file, error) {
+	f := &file{path: p, shown: p, mode: 0o600}
+	if t, err := filepath.EvalSymlinks(p); err == nil {
+		f.path = t
+	}
+	b, err := fsx.ReadUserFile(f.path, MaxFileSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s does not exist: nothing to do", p)
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %v", p, err)
+	}
+	f.old = b
+	if fi, err := os.Stat(f.path); err == nil {
+		f.mode = fi.Mode().Perm()
+	}
+	return f, nil
+}
+
+// write keeps a backup of the file as it was, then replaces it atomically.
+func (f *file) write(b []byte) error {
+	if err := retain.WriteFileAtomic(f.path+BackupSuffix, f.old, f.mode); err != nil {
+		return fmt.Errorf("writing the backup of %s: %v; nothing changed", f.shown, err)
+	}
+	if err := retain.WriteFileAtomic(f.path, b, f.mode); err != nil {
+		return fmt.Errorf("writing %s: %v", f.shown, err)
+	}
+	return nil
+}
+
+// equal compares two decoded documents.
+func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
