@@ -92,18 +92,19 @@ type Options struct {
 	DryRun bool
 }
 
-// Action is what happened to one server entry.
+// Action is what happened to one server entry (its text is also its
+// name in JSON output).
 type Action string
 
 const (
 	Wrapped        Action = "wrapped"
-	AlreadyWrapped Action = "already wrapped"
+	AlreadyWrapped Action = "already_wrapped"
 	Unwrapped      Action = "unwrapped"
-	NotWrapped     Action = "not wrapped"
+	NotWrapped     Action = "not_wrapped"
 	// Remote is a server the client reaches at a URL: it is left alone
 	// (its authentication stays with the client); retval mcp proxy --url
 	// relays one when set up by hand.
-	Remote Action = "left alone: a remote server (url)"
+	Remote Action = "remote"
 )
 
 // Entry is one server entry of the file and what was done to it.

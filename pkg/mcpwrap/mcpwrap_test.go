@@ -315,8 +315,8 @@ func TestEntries(t *testing.T) {
 		got = append(got, e.Name+": "+string(e.Action)+": "+strings.Join(e.Command, " "))
 	}
 	want := []string{
-		"done: already wrapped: srv",
-		"web: left alone: a remote server (url): https://example.com/mcp",
+		"done: already_wrapped: srv",
+		"web: remote: https://example.com/mcp",
 		"new: wrapped: srv2 --flag",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
