@@ -42,6 +42,13 @@ func runMCPWrap(c *cli.Context, e *env, args []string, wrap bool) error {
 	case c.IsSet("server") && c.String("server") == "":
 		return usageErr("--server needs a name")
 	}
+	for _, f := range c.LocalFlagNames() {
+		switch f {
+		case "codex", "claude-code", "server", "dry-run", "json", "config":
+		default:
+			return usageErr("%s does not take --%s: the proxy reads its settings from the config file (retval config shows it)", verb, f)
+		}
+	}
 	o := mcpwrap.Options{Format: mcpwrap.ClaudeCode, Path: c.String("claude-code"), Server: c.String("server"), DryRun: c.Bool("dry-run")}
 	if c.Bool("codex") {
 		p, err := mcpwrap.CodexConfig()

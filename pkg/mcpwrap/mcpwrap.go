@@ -56,8 +56,9 @@ var ProxyArgs = []string{"mcp", "proxy", "--"}
 // changed it (the hook's install keeps the same).
 const BackupSuffix = ".retval.bak"
 
-// MaxFileSize bounds a configuration file read for editing.
-const MaxFileSize = 4 << 20
+// MaxFileSize bounds a configuration file read for editing (Claude Code
+// keeps its history in ~/.claude.json, beside the user-scope mcpServers).
+const MaxFileSize = 64 << 20
 
 // CodexConfig is Codex's configuration file: $CODEX_HOME/config.toml when
 // CODEX_HOME is set, else ~/.codex/config.toml.
