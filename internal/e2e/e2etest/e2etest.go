@@ -60,9 +60,8 @@ func Bin(t testing.TB, spec, bin string, npmArgs ...string) string {
 	return filepath.Join(Package(t, spec, npmArgs...), "node_modules", ".bin", bin)
 }
 
-// BuildRetval builds the retval of the module under test into dir and
-// returns its path.
-func BuildRetval(t testing.TB, dir string) string {
+// ModuleRoot is the directory of the module under test (where go.mod is).
+func ModuleRoot(t testing.TB) string {
 	t.Helper()
 	mod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
@@ -72,6 +71,14 @@ func BuildRetval(t testing.TB, dir string) string {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		t.Fatalf("no module root at %s", root)
 	}
+	return root
+}
+
+// BuildRetval builds the retval of the module under test into dir and
+// returns its path.
+func BuildRetval(t testing.TB, dir string) string {
+	t.Helper()
+	root := ModuleRoot(t)
 	out := filepath.Join(dir, "retval")
 	cmd := exec.Command("go", "build", "-o", out, ".")
 	cmd.Dir = root

@@ -1,0 +1,153 @@
+package opencode
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retval/retval/internal/e2e/e2etest"
+)
+
+// hookHarness calls the plugin's tool.execute.after hook the way opencode
+// does, with the input and output objects read from the JSON files named
+// in argv, and
+// prints the output object after the hook as JSON (or "threw: ..." if
+// the hook threw).
+const hookHarness = `
+import fs from "node:fs"
+const plugin = await import(process.argv[2])
+const hooks = await plugin.RetvalPlugin({})
+const input = JSON.parse(fs.readFileSync(process.argv[3], "utf8"))
+const output = JSON.parse(fs.readFileSync(process.argv[4], "utf8"))
+try {
+  await hooks["tool.execute.after"](input, output)
+  process.stdout.write(JSON.stringify(output))
+} catch (err) {
+  process.stdout.write("threw: " + err)
+}
+`
+
+// callHook runs the plugin's hook under node with RETVAL_BIN=bin and
+// returns the output object after it.
+func callHook(t *testing.T, home, bin string, input, output any) map[string]any {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node is not installed: %v", err)
+		}
+		t.Skipf("node is not installed: %v", err)
+	}
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(e2etest.ModuleRoot(t), "integrations", "opencode", "retval.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// opencode loads plugins as ES modules; node needs the .mjs name.
+	js := filepath.Join(dir, "retval.mjs")
+	if err := os.WriteFile(js, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	harness := filepath.Join(dir, "harness.mjs")
+	if err := os.WriteFile(harness, []byte(hookHarness), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := json.Marshal(input)
+	out, _ := json.Marshal(output)
+	inFile, outFile := filepath.Join(dir, "input.json"), filepath.Join(dir, "output.json")
+	if os.WriteFile(inFile, in, 0o644) != nil || os.WriteFile(outFile, out, 0o644) != nil {
+		t.Fatal("cannot write the hook's arguments")
+	}
+	cmd := exec.Command(node, harness, js, inFile, outFile)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "RETVAL_BIN=" + bin}
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v: %s", err, b)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("the hook did not return normally: %s", b)
+	}
+	return got
+}
+
+// The plugin never fails a tool call: whatever goes wrong with retval, the
+// output stays exactly as opencode made it.
+func TestPluginLeavesOutputWhenRetvalFails(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	big := strings.Repeat("x\n", 20000)
+	input := map[string]any{"tool": "bash", "sessionID": "ses_1", "callID": "call_1", "args": map[string]any{}}
+	output := map[string]any{"title": "t", "output": big, "metadata": map[string]any{}}
+	mcpOutput := map[string]any{"content": []any{map[string]any{"type": "text", "text": big}}}
+	for name, bin := range map[string]string{
+		"missing":  filepath.Join(dir, "no-such-retval"),
+		"fails":    script("fails", "cat >/dev/null; echo broken >&2; exit 1"),
+		"garbage":  script("garbage", "cat >/dev/null; echo '{not json'"),
+		"no stub":  script("nostub", `cat >/dev/null; echo '{"retained":true}'`),
+		"killed":   script("killed", "kill -9 $$"),
+		"no stdin": script("nostdin", `exec 0<&-; echo '{"retained":true,"stub":"x"}'; exit 1`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := callHook(t, dir, bin, input, output)
+			if got["output"] != big {
+				t.Errorf("retval %s: the built-in output changed", name)
+			}
+			got = callHook(t, dir, bin, input, mcpOutput)
+			if c, _ := got["content"].([]any); len(c) != 1 || c[0].(map[string]any)["text"] != big {
+				t.Errorf("retval %s: the MCP content changed: %.200v", name, got["content"])
+			}
+		})
+	}
+	// Outputs the plugin does not understand are left alone.
+	for _, out := range []any{map[string]any{"output": 5}, map[string]any{"content": []any{nil, 3}}, map[string]any{}} {
+		got := callHook(t, dir, script("ok", `cat >/dev/null; echo '{"retained":true,"stub":"STUB"}'`), input, out)
+		if b, _ := json.Marshal(got); strings.Contains(string(b), "STUB") {
+			t.Errorf("%v became %s", out, b)
+		}
+	}
+}
+
+// With the real retval: an MCP result's text blocks become one stub block,
+// its other blocks stay; the store is the hook's default.
+func TestPluginMCPBlocks(t *testing.T) {
+	home := t.TempDir()
+	retval := e2etest.BuildRetval(t, t.TempDir())
+	a, b := strings.Repeat("a\n", 15000), strings.Repeat("b\n", 15000)
+	image := map[string]any{"type": "image", "data": "AAAA", "mimeType": "image/png"}
+	input := map[string]any{"tool": "fs_read", "sessionID": "ses_x", "callID": "call_7", "args": map[string]any{}}
+	got := callHook(t, home, retval, input, map[string]any{
+		"content":           []any{map[string]any{"type": "text", "text": a}, image, map[string]any{"type": "text", "text": b}},
+		"structuredContent": map[string]any{"content": a + b},
+	})
+	content, _ := got["content"].([]any)
+	if len(content) != 2 {
+		t.Fatalf("content after the hook: %.300v", got["content"])
+	}
+	stub, _ := content[0].(map[string]any)["text"].(string)
+	if !strings.HasPrefix(stub, "[retained #call_7] 60002 bytes, 30002 lines, sha256:"+e2etest.SHA([]byte(a+"\n\n"+b))) ||
+		!strings.HasSuffix(stub, "[the value is the result's 2 text blocks joined by blank lines]\n") {
+		t.Errorf("the stub: %q", stub)
+	}
+	if img, _ := json.Marshal(content[1]); string(img) != `{"data":"AAAA","mimeType":"image/png","type":"image"}` {
+		t.Errorf("the image became %s", img)
+	}
+	stored, err := os.ReadFile(filepath.Join(home, ".local", "state", "retval", "runs", "ses_x.values", "call_7.txt"))
+	if err != nil || string(stored) != a+"\n\n"+b {
+		t.Errorf("the stored value (%d bytes): %v", len(stored), err)
+	}
+	// A small result is left as it is.
+	small := callHook(t, home, retval, map[string]any{"tool": "bash", "sessionID": "ses_x", "callID": "call_8"}, map[string]any{"output": "hi\n", "metadata": map[string]any{}})
+	if small["output"] != "hi\n" {
+		t.Errorf("a small output became %q", small["output"])
+	}
+}
