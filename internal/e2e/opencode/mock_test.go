@@ -1,0 +1,196 @@
+package opencode
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/retval/retval/internal/e2e/e2etest"
+)
+
+// mockAPI is a scripted stand-in for an OpenAI-compatible chat
+// completions API. Each request is answered by decide, which sees the
+// conversation so far (the prompt, the tools offered, the tool results)
+// and never how many requests came before. Requests that offer no tools
+// (opencode's title generation) get a short text.
+type mockAPI struct {
+	t      testing.TB
+	decide func(c conversation) reply
+	url    string
+
+	mu  sync.Mutex
+	log []conversation
+}
+
+type conversation struct {
+	Prompt  string   // text of the last user message
+	Tools   []string // names of the tools offered
+	Results []toolResult
+}
+
+func (c conversation) Last() *toolResult {
+	if len(c.Results) == 0 {
+		return nil
+	}
+	return &c.Results[len(c.Results)-1]
+}
+
+// toolResult is one role "tool" message: the call it answers and the text
+// the model receives.
+type toolResult struct {
+	ID   string
+	Text string
+}
+
+// reply is one assistant turn: text, or one tool call.
+type reply struct {
+	Text     string
+	ToolID   string
+	ToolName string
+	ToolArgs any
+}
+
+func startMock(t testing.TB, decide func(conversation) reply) *mockAPI {
+	m := &mockAPI{t: t, decide: decide}
+	m.url = e2etest.Serve(t, m) + "/v1"
+	return m
+}
+
+func (m *mockAPI) requests() []conversation {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]conversation(nil), m.log...)
+}
+
+// result is the text the model received for tool call id.
+func (m *mockAPI) result(id string) (string, bool) {
+	for _, c := range m.requests() {
+		for _, r := range c.Results {
+			if r.ID == id {
+				return r.Text, true
+			}
+		}
+	}
+	return "", false
+}
+
+// hasTool reports whether any request offered a tool named name.
+func (m *mockAPI) tools() []string {
+	var all []string
+	for _, c := range m.requests() {
+		all = append(all, c.Tools...)
+	}
+	return all
+}
+
+func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		m.t.Errorf("mock: unexpected %s %s", r.Method, r.URL.Path)
+		http.NotFound(w, r)
+		return
+	}
+	c, err := parseRequest(body)
+	if err != nil {
+		m.t.Errorf("mock: unreadable request: %v", err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	m.log = append(m.log, c)
+	m.mu.Unlock()
+	rep := reply{Text: "Mock title"}
+	if len(c.Tools) > 0 {
+		rep = m.decide(c)
+	}
+	// The stream ends with [DONE] and the response with it: the handler
+	// returns and the server closes the chunked body.
+	sse := e2etest.StartSSE(w)
+	for _, ch := range chunks(rep) {
+		sse.Event("", ch)
+	}
+	sse.Event("", "[DONE]")
+}
+
+func parseRequest(body []byte) (conversation, error) {
+	var req struct {
+		Messages []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return conversation{}, err
+	}
+	var c conversation
+	for _, tl := range req.Tools {
+		c.Tools = append(c.Tools, tl.Function.Name)
+	}
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case "user":
+			// opencode run quotes the message it was given.
+			c.Prompt = strings.Trim(contentText(msg.Content), `"`)
+		case "tool":
+			c.Results = append(c.Results, toolResult{ID: msg.ToolCallID, Text: contentText(msg.Content)})
+		}
+	}
+	return c, nil
+}
+
+// contentText is a message's content: a string, or its text parts joined.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+func chunk(delta map[string]any, finish any) map[string]any {
+	return map[string]any{"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+}
+
+// chunks is rep as the chunks of a streamed chat completion.
+func chunks(rep reply) []map[string]any {
+	if rep.ToolName != "" {
+		args, _ := json.Marshal(rep.ToolArgs)
+		return []map[string]any{
+			chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": rep.ToolID, "type": "function",
+				"function": map[string]any{"name": rep.ToolName, "arguments": string(args)}}}}, nil),
+			withUsage(chunk(map[string]any{}, "tool_calls")),
+		}
+	}
+	return []map[string]any{
+		chunk(map[string]any{"role": "assistant", "content": rep.Text}, nil),
+		withUsage(chunk(map[string]any{}, "stop")),
+	}
+}
+
+func withUsage(c map[string]any) map[string]any {
+	c["usage"] = map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+	return c
+}

@@ -1,0 +1,278 @@
+package opencode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retval/retval/internal/e2e/e2etest"
+)
+
+// session is one fresh opencode environment (see e2etest.Session): its
+// global config directory holds opencode.json, the plugin when wanted, and
+// @opencode-ai/plugin already installed, so opencode fetches nothing.
+type session struct {
+	*e2etest.Session
+	t        *testing.T
+	opencode string
+	config   string // $XDG_CONFIG_HOME/opencode
+}
+
+func newSession(t *testing.T, withPlugin bool) *session {
+	s := &session{Session: e2etest.NewSession(t, os.Getenv(envRetval)), t: t, opencode: os.Getenv(envOpencode)}
+	s.config = filepath.Join(s.Home, ".config", "opencode")
+	s.Extra = []string{
+		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_SHARE=1",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_CLAUDE_CODE=1",
+		"OPENCODE_DISABLE_EXTERNAL_SKILLS=1", "OPENCODE_DISABLE_TERMINAL_TITLE=1",
+	}
+	if err := os.MkdirAll(filepath.Join(s.config, "plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// What opencode checks before it installs @opencode-ai/plugin into a
+	// config directory: node_modules exists and the lock file's root
+	// lists every dependency of package.json.
+	deps := map[string]any{"dependencies": map[string]string{"@opencode-ai/plugin": "1.18.33"}}
+	s.writeJSON(filepath.Join(s.config, "package.json"), deps)
+	s.writeJSON(filepath.Join(s.config, "package-lock.json"), map[string]any{
+		"name": "opencode", "lockfileVersion": 3, "requires": true, "packages": map[string]any{"": deps}})
+	if err := os.Symlink(filepath.Join(os.Getenv(envPlugin), "node_modules"), filepath.Join(s.config, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if withPlugin {
+		b, err := os.ReadFile(os.Getenv(envPluginJS))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(s.config, "plugins", "retval.js"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func (s *session) writeJSON(path string, v any) {
+	s.t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// configure writes opencode.json: the mock as the only provider and model,
+// every permission granted, and the MCP servers given.
+func (s *session) configure(m *mockAPI, mcp map[string]any) {
+	cfg := map[string]any{
+		"$schema":    "https://opencode.ai/config.json",
+		"model":      "mock/mock-model",
+		"autoupdate": false,
+		"share":      "disabled",
+		"permission": map[string]any{"*": "allow", "bash": "allow", "external_directory": "allow"},
+		"provider": map[string]any{"mock": map[string]any{
+			"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+			"options": map[string]any{"baseURL": m.url, "apiKey": "dummy"},
+			"models":  map[string]any{"mock-model": map[string]any{"name": "Mock model", "tool_call": true}},
+		}},
+	}
+	if mcp != nil {
+		cfg["mcp"] = mcp
+	}
+	s.writeJSON(filepath.Join(s.config, "opencode.json"), cfg)
+}
+
+// run runs opencode run PROMPT against the mock.
+func (s *session) run(m *mockAPI, prompt string) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.opencode, "run", "--print-logs", "--log-level", "WARN", prompt)
+	cmd.Dir = s.Proj
+	cmd.Env = s.Env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	s.t.Logf("opencode run: %v, %d requests", time.Since(start).Round(10*time.Millisecond), len(m.requests()))
+	// Inside the namespace nothing outside can be reached; a dependency
+	// opencode tried to fetch would show here.
+	if strings.Contains(stderr.String(), "install failed") {
+		s.t.Errorf("opencode tried to install something:\n%s", stderr.String())
+	}
+	if err != nil {
+		s.t.Fatalf("opencode: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+}
+
+var runFlag = regexp.MustCompile(` --run (\S+) `)
+
+// runOf is the run a read-more command names: the opencode session id, as
+// retval made it safe.
+func runOf(t *testing.T, cmd string) string {
+	t.Helper()
+	m := runFlag.FindStringSubmatch(cmd)
+	if m == nil {
+		t.Fatalf("no --run in %q", cmd)
+	}
+	return m[1]
+}
+
+// checkStub asserts that got is the stub of value, retained as call id, and
+// that the model's bash tool ran its read-more command and received the
+// exact lines.
+func checkStub(t *testing.T, s *session, m *mockAPI, got, id, value, peekID string) {
+	t.Helper()
+	lines := e2etest.Lines(value)
+	want := fmt.Sprintf("[retained #%s] %d bytes, %d lines, sha256:%s, complete\n", id, len(value), len(lines), e2etest.SHA([]byte(value)))
+	if !strings.HasPrefix(got, want) {
+		t.Fatalf("the model did not receive the stub: %.300q, want %q", got, want)
+	}
+	if len(got) >= 2048 {
+		t.Errorf("the stub is %d bytes", len(got))
+	}
+	cmd := e2etest.ReadMore(got)
+	if stored := s.StoredValue(runOf(t, cmd), id); string(stored) != value {
+		t.Errorf("the stored value is %d bytes, sha256 %s: not the whole result", len(stored), e2etest.SHA(stored))
+	}
+	a, b := e2etest.PeekRange(t, cmd)
+	peek, ok := m.result(peekID)
+	if !ok {
+		t.Fatalf("the model never ran the read-more command %q", cmd)
+	}
+	e2etest.CheckPeek(t, peek, lines, a, b)
+}
+
+func scenarios(t *testing.T) {
+	start := time.Now()
+	seq := string(e2etest.SeqOutput(20000))
+	text := e2etest.FileText(100 << 10)
+	var bashWith, bashWithout, mcpWith, mcpWithout int
+
+	t.Run("bash", func(t *testing.T) {
+		s := newSession(t, true)
+		m := startMock(t, bashScript)
+		s.configure(m, nil)
+		s.run(m, "bash scenario 20000")
+		stub, ok := m.result("call_seq")
+		if !ok {
+			t.Fatal("the model never received the seq result")
+		}
+		bashWith = len(stub)
+		t.Logf("the model received for seq 1 20000 (%d bytes):\n%s", len(stub), stub)
+		checkStub(t, s, m, stub, "call_seq", seq, "call_peek")
+	})
+
+	t.Run("bash without the plugin", func(t *testing.T) {
+		s := newSession(t, false)
+		m := startMock(t, bashScript)
+		s.configure(m, nil)
+		s.run(m, "bash scenario 20000")
+		got, ok := m.result("call_seq")
+		if !ok {
+			t.Fatal("the model never received the seq result")
+		}
+		bashWithout = len(got)
+		if !strings.Contains(got, "truncated") || strings.Contains(got, "[retained #") {
+			t.Errorf("without the plugin the model should see opencode's own cut: %.300q", got)
+		}
+	})
+
+	t.Run("mcp", func(t *testing.T) {
+		s := newSession(t, true)
+		file := s.mcpFile(text)
+		m := startMock(t, mcpScript(file))
+		s.configure(m, s.mcpServers())
+		s.run(m, "mcp scenario")
+		stub, ok := m.result("call_mcp")
+		if !ok {
+			t.Fatalf("the model never received the MCP result (tools offered: %v)", m.tools())
+		}
+		mcpWith = len(stub)
+		t.Logf("the model received for read_text_file of %d bytes (%d bytes):\n%s", len(text), len(stub), stub)
+		checkStub(t, s, m, stub, "call_mcp", text, "call_mpeek")
+	})
+
+	t.Run("mcp without the plugin", func(t *testing.T) {
+		s := newSession(t, false)
+		file := s.mcpFile(text)
+		m := startMock(t, mcpScript(file))
+		s.configure(m, s.mcpServers())
+		s.run(m, "mcp scenario")
+		got, ok := m.result("call_mcp")
+		if !ok {
+			t.Fatalf("the model never received the MCP result (tools offered: %v)", m.tools())
+		}
+		mcpWithout = len(got)
+		if !strings.Contains(got, "truncated") || strings.Contains(got, "[retained #") {
+			t.Errorf("without the plugin the model should see opencode's own cut: ...%q", got[max(0, len(got)-600):])
+		}
+	})
+
+	t.Logf("bytes the model received: Bash seq 1 20000 (%d bytes): %d with the plugin, %d without; MCP read_text_file of %d bytes: %d with the plugin, %d without",
+		len(seq), bashWith, bashWithout, len(text), mcpWith, mcpWithout)
+	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))
+}
+
+// mcpFile writes the file the MCP server reads, inside the project.
+func (s *session) mcpFile(text string) string {
+	s.t.Helper()
+	file := filepath.Join(s.Proj, "notes.txt")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return file
+}
+
+// mcpServers is the filesystem server, named fs, allowed the project.
+func (s *session) mcpServers() map[string]any {
+	return map[string]any{"fs": map[string]any{"type": "local", "command": []string{os.Getenv(envFS), s.Proj}, "enabled": true}}
+}
+
+// mcpScript: read the file with the server's read_text_file (opencode
+// names it SERVER_TOOL), run the stub's read-more command, stop.
+func mcpScript(file string) func(conversation) reply {
+	return func(c conversation) reply {
+		if c.Prompt != "mcp scenario" {
+			return reply{Text: "ok"}
+		}
+		last := c.Last()
+		switch {
+		case last == nil:
+			return reply{ToolID: "call_mcp", ToolName: "fs_read_text_file", ToolArgs: map[string]any{"path": file}}
+		case last.ID == "call_mcp":
+			if cmd := e2etest.ReadMore(last.Text); cmd != "" {
+				return reply{ToolID: "call_mpeek", ToolName: "bash", ToolArgs: map[string]any{"command": cmd, "description": "Read more"}}
+			}
+		}
+		return reply{Text: "done"}
+	}
+}
+
+// bashScript: run seq 1 N; then the stub's own read-more command, copied
+// from what the model received; then stop.
+func bashScript(c conversation) reply {
+	n, ok := strings.CutPrefix(c.Prompt, "bash scenario ")
+	if !ok {
+		return reply{Text: "ok"}
+	}
+	last := c.Last()
+	switch {
+	case last == nil:
+		return reply{ToolID: "call_seq", ToolName: "bash", ToolArgs: map[string]any{"command": "seq 1 " + n, "description": "Print numbers"}}
+	case last.ID == "call_seq":
+		if cmd := e2etest.ReadMore(last.Text); cmd != "" {
+			return reply{ToolID: "call_peek", ToolName: "bash", ToolArgs: map[string]any{"command": cmd, "description": "Read more"}}
+		}
+	}
+	return reply{Text: "done"}
+}
