@@ -89,7 +89,11 @@ func runMCPWrap(c *cli.Context, e *env, args []string, wrap bool) error {
 				action = "would be " + action
 			}
 		}
-		fmt.Fprintf(out, "%s: %s: %s\n", en.Name, action, shellLine(en.Command))
+		name := en.Name
+		if en.Project != "" {
+			name += " (project " + en.Project + ")"
+		}
+		fmt.Fprintf(out, "%s: %s: %s\n", name, action, shellLine(en.Command))
 	}
 	switch {
 	case len(res.Entries) == 0:
@@ -130,6 +134,7 @@ func shellLine(words []string) string {
 
 type wrapEntryJSON struct {
 	Name    string   `json:"name"`
+	Project string   `json:"project,omitempty"`
 	Action  string   `json:"action"`
 	Command []string `json:"command"`
 }
@@ -146,7 +151,7 @@ type wrapResultJSON struct {
 func wrapJSON(res *mcpwrap.Result, dry bool) wrapResultJSON {
 	j := wrapResultJSON{Path: res.Path, Changed: res.Changed, DryRun: dry, Backup: res.Backup, Diff: string(res.Diff), Servers: []wrapEntryJSON{}}
 	for _, en := range res.Entries {
-		j.Servers = append(j.Servers, wrapEntryJSON{Name: en.Name, Action: string(en.Action), Command: en.Command})
+		j.Servers = append(j.Servers, wrapEntryJSON{Name: en.Name, Project: en.Project, Action: string(en.Action), Command: en.Command})
 	}
 	return j
 }

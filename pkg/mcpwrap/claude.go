@@ -34,27 +34,27 @@ func (claudeFormat) decode(b []byte) (any, error) {
 	return v, nil
 }
 
-func (claudeFormat) where(name string) string { return "mcpServers." + name }
+func (claudeFormat) where(s *server) string {
+	if s.project != "" {
+		return fmt.Sprintf("projects[%s].mcpServers.%s", jsondoc.Quote(s.project), s.name)
+	}
+	return "mcpServers." + s.name
+}
 
 func (claudeFormat) quote(s string) string { return jsondoc.Quote(s) }
 
-func (claudeFormat) expect(doc any, name, command string, args []string, argsPresent bool) error {
+func (f claudeFormat) expect(doc any, s *server, command string, args []string, argsPresent bool) error {
 	m, _ := doc.(map[string]any)
+	if s.project != "" {
+		projects, _ := m["projects"].(map[string]any)
+		m, _ = projects[s.project].(map[string]any)
+	}
 	servers, _ := m["mcpServers"].(map[string]any)
-	e, ok := servers[name].(map[string]any)
+	e, ok := servers[s.name].(map[string]any)
 	if !ok {
-		return fmt.Errorf("mcpServers.%s is not an object", name)
+		return fmt.Errorf("%s is not an object", f.where(s))
 	}
-	e["command"] = command
-	if !argsPresent {
-		delete(e, "args")
-		return nil
-	}
-	a := make([]any, len(args))
-	for i, s := range args {
-		a[i] = s
-	}
-	e["args"] = a
+	setEntry(e, command, args, argsPresent)
 	return nil
 }
 
@@ -63,16 +63,38 @@ func (claudeFormat) servers(src string, _ any) ([]*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := root.Get("mcpServers")
+	out, err := claudeServers(src, root.Get("mcpServers"), "", "mcpServers")
+	if err != nil {
+		return nil, err
+	}
+	// ~/.claude.json keeps each project's "local" servers under
+	// projects[DIR].mcpServers.
+	if projects := root.Get("projects"); projects != nil && projects.Kind == '{' {
+		for i, dir := range projects.Keys {
+			if p := projects.Vals[i]; p.Kind == '{' {
+				more, err := claudeServers(src, p.Get("mcpServers"), dir, fmt.Sprintf("projects[%s].mcpServers", jsondoc.Quote(dir)))
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, more...)
+			}
+		}
+	}
+	return out, nil
+}
+
+// claudeServers finds the servers of the mcpServers object all (named path
+// in messages), which may be nil.
+func claudeServers(src string, all *jsondoc.Node, project, path string) ([]*server, error) {
 	if all == nil {
 		return nil, nil
 	}
 	if all.Kind != '{' {
-		return nil, errors.New("mcpServers is not an object")
+		return nil, fmt.Errorf("%s is not an object", path)
 	}
 	var out []*server
 	for i, name := range all.Keys {
-		s := &server{name: name}
+		s := &server{name: name, project: project}
 		out = append(out, s)
 		n := all.Vals[i]
 		if n.Kind != '{' {
@@ -108,10 +130,8 @@ func (claudeFormat) servers(src string, _ any) ([]*server, error) {
 		s.addAt = c.End
 		kv := src[strings.LastIndexByte(src[:c.Start], '"')+1 : c.Start]
 		s.addArgs = [2]string{memberSep(src, n) + `"args"` + kv, ""}
-		if ci+1 < len(n.Keys) && n.Keys[ci+1] == "args" {
-			s.argsAdjacent = true
-			s.cut = [2]int{c.End, n.Vals[ci+1].End}
-		}
+		// An args left empty by Unwrap stays, as "args": [] (Claude Code
+		// writes one for a server without arguments).
 		a := n.Get("args")
 		if a == nil {
 			continue

@@ -27,27 +27,18 @@ func (codexFormat) decode(b []byte) (any, error) {
 	return m, nil
 }
 
-func (codexFormat) where(name string) string { return "[mcp_servers." + tomlKey(name) + "]" }
+func (codexFormat) where(s *server) string { return "[mcp_servers." + tomlKey(s.name) + "]" }
 
 func (codexFormat) quote(s string) string { return tomlQuote(s) }
 
-func (codexFormat) expect(doc any, name, command string, args []string, argsPresent bool) error {
+func (codexFormat) expect(doc any, s *server, command string, args []string, argsPresent bool) error {
 	m, _ := doc.(map[string]any)
 	servers, _ := m["mcp_servers"].(map[string]any)
-	e, ok := servers[name].(map[string]any)
+	e, ok := servers[s.name].(map[string]any)
 	if !ok {
-		return fmt.Errorf("[mcp_servers.%s] is not a table", tomlKey(name))
+		return fmt.Errorf("[mcp_servers.%s] is not a table", tomlKey(s.name))
 	}
-	e["command"] = command
-	if !argsPresent {
-		delete(e, "args")
-		return nil
-	}
-	a := make([]any, len(args))
-	for i, s := range args {
-		a[i] = s
-	}
-	e["args"] = a
+	setEntry(e, command, args, argsPresent)
 	return nil
 }
 

@@ -80,8 +80,9 @@ type Options struct {
 	// Path is the file to edit. A symlink is edited where it points, so
 	// the link stays a link.
 	Path string
-	// Server names the one entry to change; "" means every entry that can
-	// be: Wrap wraps every server started as a command and not wrapped
+	// Server names the entry to change (in a Claude Code ~/.claude.json,
+	// the entries of that name in every project); "" means every entry
+	// that can be: Wrap wraps every server started as a command and not wrapped
 	// yet, Unwrap unwraps every wrapped one.
 	Server string
 	// Command is the absolute path of the retval binary the wrapped
@@ -110,8 +111,11 @@ const (
 
 // Entry is one server entry of the file and what was done to it.
 type Entry struct {
-	Name   string
-	Action Action
+	Name string
+	// Project is the project directory of a Claude Code entry kept in
+	// ~/.claude.json under projects (the "local" scope); "" elsewhere.
+	Project string
+	Action  Action
 	// Command is the server's own command line (for a remote server, its
 	// URL), as it reads unwrapped.
 	Command []string
@@ -147,6 +151,7 @@ func Unwrap(o Options) (*Result, error) { return run(o, false) }
 // server is one server entry as found in the text.
 type server struct {
 	name    string
+	project string // see Entry.Project
 	remote  string // the URL of a remote server
 	cmd     *span  // the command value; nil when there is none
 	args    *array // the args value; nil when absent
@@ -156,8 +161,10 @@ type server struct {
 	// holding ARRAY, in two pieces around it.
 	addArgs [2]string
 	addAt   int
-	// argsAdjacent reports that the args member can be removed by cutting
-	// src[cut[0]:cut[1]] (it follows the command as Wrap adds one).
+	// argsAdjacent reports that the args member can be removed, when
+	// Unwrap leaves it empty, by cutting src[cut[0]:cut[1]] (it follows
+	// the command as Wrap adds one). Codex writes no args for a server
+	// without arguments; Claude Code writes "args": [].
 	argsAdjacent bool
 	cut          [2]int
 }
@@ -184,9 +191,9 @@ type format interface {
 	// decode decodes a whole file, for comparing before and after.
 	decode(src []byte) (any, error)
 	// expect applies to a decoded file the change to server name.
-	expect(doc any, name, command string, args []string, argsPresent bool) error
+	expect(doc any, s *server, command string, args []string, argsPresent bool) error
 	// where names an entry for messages.
-	where(name string) string
+	where(s *server) string
 	// kind names the file's syntax for messages.
 	kind() string
 }
@@ -227,18 +234,23 @@ func run(o Options, wrap bool) (*Result, error) {
 	res := &Result{Path: o.Path}
 	chosen := all
 	if o.Server != "" {
-		i := slices.IndexFunc(all, func(s *server) bool { return s.name == o.Server })
-		if i < 0 {
-			names := make([]string, len(all))
-			for j, s := range all {
-				names[j] = s.name
+		chosen = nil
+		var names []string
+		for _, s := range all {
+			if s.name == o.Server {
+				chosen = append(chosen, s)
 			}
-			if len(names) == 0 {
-				return nil, fmt.Errorf("%s has no server %q (it has none)", o.Path, o.Server)
+			if !slices.Contains(names, s.name) {
+				names = append(names, s.name)
 			}
+		}
+		switch {
+		case chosen != nil:
+		case len(names) == 0:
+			return nil, fmt.Errorf("%s has no server %q (it has none)", o.Path, o.Server)
+		default:
 			return nil, fmt.Errorf("%s has no server %q: it has %s", o.Path, o.Server, strings.Join(names, ", "))
 		}
-		chosen = all[i : i+1]
 	}
 	type splice struct {
 		start, end int
@@ -246,21 +258,21 @@ func run(o Options, wrap bool) (*Result, error) {
 	}
 	var edits []splice
 	for _, s := range chosen {
-		e := Entry{Name: s.name}
+		e := Entry{Name: s.name, Project: s.project}
 		switch {
 		case s.remote != "" && s.cmd == nil:
 			e.Action, e.Command = Remote, []string{s.remote}
 			if o.Server != "" {
-				return nil, fmt.Errorf("%s is a remote server (url %s): wrap edits servers started as a command; run retval mcp proxy --url by hand", ff.where(s.name), s.remote)
+				return nil, fmt.Errorf("%s is a remote server (url %s): wrap edits servers started as a command; run retval mcp proxy --url by hand", ff.where(s), s.remote)
 			}
 			res.Entries = append(res.Entries, e)
 			continue
 		case s.cmdErr != nil:
-			return nil, fmt.Errorf("%s: %v", ff.where(s.name), s.cmdErr)
+			return nil, fmt.Errorf("%s: %v", ff.where(s), s.cmdErr)
 		case s.cmd == nil:
-			return nil, fmt.Errorf("%s has neither command nor url: fix it by hand", ff.where(s.name))
+			return nil, fmt.Errorf("%s has neither command nor url: fix it by hand", ff.where(s))
 		case s.argsErr != nil:
-			return nil, fmt.Errorf("%s: %v", ff.where(s.name), s.argsErr)
+			return nil, fmt.Errorf("%s: %v", ff.where(s), s.argsErr)
 		}
 		k := wrappedAt(s, o.Command)
 		own := append([]string{s.cmd.s}, s.args.strings()...)
@@ -310,7 +322,7 @@ func run(o Options, wrap bool) (*Result, error) {
 			if !wrap {
 				cmd = own[0]
 			}
-			if err := ff.expect(before, s.name, cmd, newArgs, argsPresent); err != nil {
+			if err := ff.expect(before, s, cmd, newArgs, argsPresent); err != nil {
 				return nil, err
 			}
 		}
@@ -341,6 +353,20 @@ func run(o Options, wrap bool) (*Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// setEntry gives a decoded entry its new command and args.
+func setEntry(e map[string]any, command string, args []string, argsPresent bool) {
+	e["command"] = command
+	if !argsPresent {
+		delete(e, "args")
+		return
+	}
+	a := make([]any, len(args))
+	for i, s := range args {
+		a[i] = s
+	}
+	e["args"] = a
 }
 
 // wrappedAt tells whether s runs through the proxy: when it does, the

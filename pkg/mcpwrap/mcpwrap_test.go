@@ -235,6 +235,9 @@ var claudeCases = []wrapCase{{
   "b": {"command": "b"}, "c": { "args": [ ], "command" : "c" }}}`,
 	want: `{"other": 1.50, "mcpServers": {"a": {"command": "/opt/bin/retval", "args": ["mcp", "proxy", "--", "\u0073rv", "x"]},
   "b": {"command": "/opt/bin/retval", "args": ["mcp", "proxy", "--", "b"]}, "c": { "args": [ "mcp", "proxy", "--", "c"], "command" : "/opt/bin/retval" }}}`,
+	// An args array Wrap added stays, empty, as Claude Code writes one.
+	unwrapped: `{"other": 1.50, "mcpServers": {"a": {"command": "\u0073rv", "args": ["x"]},
+  "b": {"command": "b", "args": []}, "c": { "args": [ ], "command" : "c" }}}`,
 }, {
 	name: "one member on its own line",
 	in: `{
@@ -252,7 +255,97 @@ var claudeCases = []wrapCase{{
     }
   }
 }`,
+	unwrapped: `{
+  "mcpServers": {
+    "a": {
+      "command": "a",
+      "args": []
+    }
+  }
+}`,
 }}
+
+// claudeJSON is ~/.claude.json as Claude Code writes it: user-scope
+// servers at the top, local-scope ones under their project.
+const claudeJSON = `{
+  "numStartups": 3,
+  "mcpServers": {
+    "fs": {
+      "type": "stdio",
+      "command": "npx",
+      "args": [
+        "-y",
+        "y"
+      ],
+      "env": {}
+    }
+  },
+  "projects": {
+    "/src/a": {
+      "allowedTools": [],
+      "mcpServers": {
+        "fs": {
+          "type": "stdio",
+          "command": "npx",
+          "args": [
+            "-y",
+            "x"
+          ],
+          "env": {}
+        },
+        "git": {
+          "type": "stdio",
+          "command": "uvx",
+          "args": [],
+          "env": {}
+        }
+      }
+    },
+    "/src/b": {
+      "allowedTools": []
+    }
+  }
+}
+`
+
+// --server picks the entries of that name in every scope of ~/.claude.json.
+func TestClaudeProjects(t *testing.T) {
+	p := write(t, ".claude.json", claudeJSON)
+	o := Options{Format: ClaudeCode, Path: p, Server: "fs", Command: exe}
+	res, err := Wrap(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range res.Entries {
+		got = append(got, e.Project+" "+e.Name+": "+string(e.Action)+": "+strings.Join(e.Command, " "))
+	}
+	if want := " fs: wrapped: npx -y y\n/src/a fs: wrapped: npx -y x"; strings.Join(got, "\n") != want {
+		t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+	now := read(t, p)
+	if strings.Count(now, `"command": "/opt/bin/retval"`) != 2 || !strings.Contains(now, `"command": "uvx"`) {
+		t.Errorf("wrapped:\n%s", now)
+	}
+	o.Server = ""
+	res, err = Wrap(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 3 || res.Entries[2].Name != "git" || res.Entries[2].Action != Wrapped {
+		t.Errorf("entries %+v", res.Entries)
+	}
+	if _, err := Unwrap(o); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, p); got != claudeJSON {
+		t.Errorf("unwrapped:\n%s", got)
+	}
+	o.Server = "nope"
+	if _, err := Wrap(o); err == nil || !strings.HasSuffix(err.Error(), `has no server "nope": it has fs, git`) {
+		t.Errorf("error %v", err)
+	}
+}
 
 func TestWrapUnwrap(t *testing.T) {
 	for _, f := range []struct {
@@ -460,7 +553,7 @@ func FuzzRoundTrip(f *testing.F) {
 		if _, err := Unwrap(o); err != nil {
 			t.Fatalf("unwrap after wrap: %v", err)
 		}
-		if got := read(t, p); got != in && !strings.Contains(in, "[]") {
+		if got := read(t, p); got != in && !strings.Contains(in, "[]") && !strings.Contains(got, "[]") {
 			t.Fatalf("round trip:\n%q\ngave\n%q", in, got)
 		}
 	})
