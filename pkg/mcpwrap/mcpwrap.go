@@ -263,7 +263,7 @@ func run(o Options, wrap bool) (*Result, error) {
 		case s.remote != "" && s.cmd == nil:
 			e.Action, e.Command = Remote, []string{s.remote}
 			if o.Server != "" {
-				return nil, fmt.Errorf("%s is a remote server (url %s): wrap edits servers started as a command; run retval mcp proxy --url by hand", ff.where(s), s.remote)
+				return nil, fmt.Errorf("%s is a remote server (url %s): only a server started as a command is wrapped; relay this one with retval mcp proxy --url by hand", ff.where(s), s.remote)
 			}
 			res.Entries = append(res.Entries, e)
 			continue

@@ -440,7 +440,7 @@ func TestRefused(t *testing.T) {
 		{Codex, "", "[mcp_servers.a]\nargs = [\"x\"]\n", `[mcp_servers.a] has neither command nor url: fix it by hand`},
 		{Codex, "", "[mcp_servers.a\ncommand = 1\n", `is not valid TOML: `},
 		{Codex, "zz", "[mcp_servers.a]\ncommand = \"a\"\n[mcp_servers.b]\ncommand = \"b\"\n", `has no server "zz": it has a, b`},
-		{Codex, "web", "[mcp_servers.web]\nurl = \"https://x\"\n", `[mcp_servers.web] is a remote server (url https://x): wrap edits servers started as a command; run retval mcp proxy --url by hand`},
+		{Codex, "web", "[mcp_servers.web]\nurl = \"https://x\"\n", `[mcp_servers.web] is a remote server (url https://x): only a server started as a command is wrapped; relay this one with retval mcp proxy --url by hand`},
 		{ClaudeCode, "", `{"mcpServers": {"a": {"command": "a", "args": "x"}}}`, `mcpServers.a: args is not an array`},
 		{ClaudeCode, "", `{"mcpServers": {"a": {"command": ["a"]}}}`, `mcpServers.a: command is not a string`},
 		{ClaudeCode, "", `{"mcpServers": [1]}`, `mcpServers is not an object`},
