@@ -22,7 +22,7 @@ func init() {
 	}
 	mcpFlags = append(mcpFlags,
 		&cli.BoolFlag{Name: "codex", Usage: "wrap or unwrap the [mcp_servers.NAME] entries of Codex's config.toml ($CODEX_HOME, by default ~/.codex)"},
-		&cli.StringFlag{Name: "claude-code", Usage: "wrap or unwrap the mcpServers entries of the Claude Code `FILE` (.mcp.json, a settings file)"},
+		&cli.StringFlag{Name: "claude-code", Usage: "wrap or unwrap the mcpServers entries of the Claude Code `FILE` (.mcp.json, ~/.claude.json)"},
 		&cli.StringFlag{Name: "server", Usage: "wrap or unwrap only the server `NAME` (by default every one that can be)"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
 	)
