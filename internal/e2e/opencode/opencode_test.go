@@ -172,6 +172,22 @@ func scenarios(t *testing.T) {
 		checkStub(t, s, m, stub, "call_seq", seq, "call_peek")
 	})
 
+	// Within opencode's own cut (2,000 lines, 50 KB) and above retval's
+	// threshold: the value is output.output itself.
+	medium := mediumOutput()
+	t.Run("bash within opencode's cut", func(t *testing.T) {
+		s := newSession(t, true)
+		m := startMock(t, bashScript)
+		s.configure(m, nil)
+		s.run(m, "bash scenario medium")
+		stub, ok := m.result("call_seq")
+		if !ok {
+			t.Fatal("the model never received the result")
+		}
+		t.Logf("the model received for %d bytes (%d bytes):\n%.400s", len(medium), len(stub), stub)
+		checkStub(t, s, m, stub, "call_seq", medium, "call_peek")
+	})
+
 	t.Run("bash without the plugin", func(t *testing.T) {
 		s := newSession(t, false)
 		m := startMock(t, bashScript)
@@ -258,6 +274,17 @@ func mcpScript(file string) func(conversation) reply {
 	}
 }
 
+// mediumCommand prints mediumOutput: 1,500 lines, about 43 KB.
+const mediumCommand = `seq 1 1500 | sed 's/$/ of a medium output/'`
+
+func mediumOutput() string {
+	var b strings.Builder
+	for i := 1; i <= 1500; i++ {
+		fmt.Fprintf(&b, "%d of a medium output\n", i)
+	}
+	return b.String()
+}
+
 // bashScript: run seq 1 N; then the stub's own read-more command, copied
 // from what the model received; then stop.
 func bashScript(c conversation) reply {
@@ -265,10 +292,14 @@ func bashScript(c conversation) reply {
 	if !ok {
 		return reply{Text: "ok"}
 	}
+	command := "seq 1 " + n
+	if n == "medium" {
+		command = mediumCommand
+	}
 	last := c.Last()
 	switch {
 	case last == nil:
-		return reply{ToolID: "call_seq", ToolName: "bash", ToolArgs: map[string]any{"command": "seq 1 " + n, "description": "Print numbers"}}
+		return reply{ToolID: "call_seq", ToolName: "bash", ToolArgs: map[string]any{"command": command, "description": "Print lines"}}
 	case last.ID == "call_seq":
 		if cmd := e2etest.ReadMore(last.Text); cmd != "" {
 			return reply{ToolID: "call_peek", ToolName: "bash", ToolArgs: map[string]any{"command": cmd, "description": "Read more"}}
