@@ -161,10 +161,10 @@ type server struct {
 	// holding ARRAY, in two pieces around it.
 	addArgs [2]string
 	addAt   int
-	// argsAdjacent reports that the args member can be removed, when
-	// Unwrap leaves it empty, by cutting src[cut[0]:cut[1]] (it follows
-	// the command as Wrap adds one). Codex writes no args for a server
-	// without arguments; Claude Code writes "args": [].
+	// argsAdjacent reports that the args member follows the command and
+	// can be removed, when Unwrap leaves it empty and it is written just
+	// as Wrap adds one, by cutting src[cut[0]:cut[1]]. Codex writes no
+	// args for a server without arguments; Claude Code writes "args": [].
 	argsAdjacent bool
 	cut          [2]int
 }
@@ -309,7 +309,8 @@ func run(o Options, wrap bool) (*Result, error) {
 			el := s.args.elems[k-1]
 			cmdText = src[el.start:el.end]
 			newArgs = own[1:]
-			if len(newArgs) == 0 && s.argsAdjacent {
+			if len(newArgs) == 0 && s.argsAdjacent && src[s.cut[0]:s.cut[1]] == s.addArgs[0]+"["+strings.Join(s.args.lexemes(src), ", ")+"]"+s.addArgs[1] {
+				// The args is written just as Wrap adds one: it goes.
 				argsPresent = false
 				edits = append(edits, splice{s.cmd.start, s.cmd.end, cmdText}, splice{s.cut[0], s.cut[1], ""})
 			} else {
@@ -385,6 +386,14 @@ func wrappedAt(s *server, command string) int {
 		return 0
 	}
 	return 2 + i + 2
+}
+
+func (a *array) lexemes(src string) []string {
+	out := make([]string, len(a.elems))
+	for i, e := range a.elems {
+		out[i] = src[e.start:e.end]
+	}
+	return out
 }
 
 func (a *array) strings() []string {

@@ -173,7 +173,7 @@ command = "/opt/bin/retval"
 args = ["mcp", "proxy", "--", "b", "1"]
 `,
 }, {
-	name: "an empty args after the command is dropped on unwrap",
+	name: "an empty args written as Wrap adds one is dropped on unwrap",
 	in: `[mcp_servers.a]
 command = "a"
 args = []
@@ -184,6 +184,16 @@ args = ["mcp", "proxy", "--", "a"]
 `,
 	unwrapped: `[mcp_servers.a]
 command = "a"
+`,
+}, {
+	name: "an empty args written otherwise stays",
+	in: `[mcp_servers.a]
+command = "a"
+"args"=[ ]
+`,
+	want: `[mcp_servers.a]
+command = "/opt/bin/retval"
+"args"=[ "mcp", "proxy", "--", "a"]
 `,
 }}
 
