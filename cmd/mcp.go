@@ -29,20 +29,35 @@ func mcpCommand() *cli.Command {
 		Usage: "retention for MCP clients: proxy an MCP server, serve retval's tools, wrap a client's server entry",
 		UsageText: `retval mcp proxy [--run R] [retain flags] (-- CMD ARGS... | --url URL)
 retval mcp serve [--run R]
-retval mcp wrap (--codex [--server NAME] | --claude-code FILE) [--dry-run]
-retval mcp unwrap (--codex [--server NAME] | --claude-code FILE) [--dry-run]`,
+retval mcp wrap (--codex | --claude-code FILE) [--server NAME] [--dry-run]
+retval mcp unwrap (--codex | --claude-code FILE) [--server NAME] [--dry-run]`,
 		Description: `retval mcp proxy relays an MCP server losslessly between a client (on
 stdin and stdout) and the server (started as CMD, or at --url), retaining
 big tools/call results: the model sees the stub, and reads more with the
 tools the proxy adds, retval_peek, retval_resolve and retval_list.
 retval mcp serve offers those three tools alone, for values retained by
-other means. retval mcp wrap rewrites a client's server entry to go
-through the proxy; unwrap restores it.
+other means.
+
+retval mcp wrap rewrites a client's server entries to start the server
+through the proxy: --codex edits the [mcp_servers.NAME] tables of
+$CODEX_HOME/config.toml (~/.codex/config.toml), --claude-code FILE the
+mcpServers of a .mcp.json or ~/.claude.json (its projects' too). The
+command becomes this retval, the args "mcp", "proxy", "--" and the old
+command line; every other byte stays. Without --server every server
+started as a command is wrapped, each one listed; servers at a URL are
+left alone. Wrapping again changes nothing; --dry-run prints the diff;
+the file as it was is kept as FILE.retval.bak. unwrap gives each wrapped
+entry its command and args back, byte for byte. A file that does not
+decode, or an entry in a form only edited by hand (a multi-line args, an
+inline table), is refused and left untouched.
 
 Example:
    retval mcp proxy -- npx -y @modelcontextprotocol/server-filesystem .
+   retval mcp wrap --codex --dry-run
+   retval mcp unwrap --claude-code .mcp.json --server fs
 
-Exit status: 0 done, 1 failed, 2 usage; proxy exits with the server's status.`,
+Exit status: 0 done, 1 failed (a file could not be read, parsed or
+written), 2 usage; proxy exits with the server's status.`,
 		Flags:  append(globalFlags(), mcpFlags...),
 		Action: func(c *cli.Context) error { return runMCP(c, envOf(c)) },
 	}
