@@ -2,9 +2,13 @@ package cmd
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/pkg/hook"
@@ -17,6 +21,10 @@ func init() {
 	mcpVerbs["serve"] = mcpVerb{
 		usage: "retval mcp serve [--run R]",
 		run:   runMCPServe,
+	}
+	mcpVerbs["proxy"] = mcpVerb{
+		usage: "retval mcp proxy [--run R] [retain flags] -- CMD ARGS...",
+		run:   runMCPProxy,
 	}
 	mcpFlags = append(mcpFlags, flags("threshold", "preview-bytes", "peek-lines", "peek-bytes", "compress",
 		"max-value-size", "max-run-bytes", "max-run-values", "max-lookups", "max-lookup-bytes", "max-step-bytes", "off")...)
@@ -56,6 +64,53 @@ func runMCPServe(c *cli.Context, e *env, args []string) error {
 	defer stop()
 	return rmcp.Serve(ctx, tools, Version, readCloser{e.stdin}, writeCloser{e.stdout})
 }
+
+// runMCPProxy starts the server and relays between it and the client on
+// stdin and stdout until either ends.
+func runMCPProxy(c *cli.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usageErr("name the server to proxy: retval mcp proxy [--run R] -- CMD ARGS...")
+	}
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
+	dir, err := mcpRunsDir(r)
+	if err != nil {
+		return err
+	}
+	session := rmcp.NewSession()
+	run := r.Run
+	if run == "" {
+		// A run of its own for this proxy process, named on stderr so
+		// that its values can be found (and collected) later.
+		run = "mcp-" + time.Now().UTC().Format("20060102-150405") + "-" + session
+		fmt.Fprintf(e.stderr, "retval: mcp proxy: run %s in %s\n", run, dir)
+	}
+	if _, err := retain.Sanitize(run); err != nil {
+		return usageErr("run id: %v", err)
+	}
+	tools := &rmcp.Tools{Store: retain.Open(dir), Run: run, Limits: r.Limits,
+		PeekBytesSet: r.Values["peek-bytes"].Source != config.FromDefault}
+	p := &rmcp.Proxy{Tools: tools, Compress: r.Compress, Off: r.Off, Session: session, Log: e.stderr}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stderr = e.stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = rmcp.RunCommand(ctx, p, cmd, e.stdin, e.stdout, rmcp.Waits{})
+	var ee *rmcp.ExitError
+	if errors.As(err, &ee) {
+		return &serverExit{ee}
+	}
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+		return usageErr("%v: check the command after --", err)
+	}
+	return err
+}
+
+// serverExit is the proxy's server ending with a non-zero status, which
+// is the proxy's own.
+type serverExit struct{ *rmcp.ExitError }
 
 // readCloser and writeCloser give the process's streams the Close a
 // transport wants, without closing them.

@@ -1,0 +1,140 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Waits are how long shutting a server down waits: after closing its
+// stdin, for it to exit (Close, default 5 s); after SIGTERM, before SIGKILL
+// (Term, default 5 s); and, after it exited, for its stdout to reach its
+// end (Drain, default 5 s: a child of its own may hold it open). After,
+// when set, replaces time.After, so a test decides when a wait is over.
+type Waits struct {
+	Close, Term, Drain time.Duration
+	After              func(time.Duration) <-chan time.Time
+}
+
+func (w Waits) after(d, def time.Duration) <-chan time.Time {
+	if d <= 0 {
+		d = def
+	}
+	if w.After != nil {
+		return w.After(d)
+	}
+	return time.After(d)
+}
+
+// ExitError is a server that ended with a non-zero status (Status is
+// 128+N for a server killed by signal N, as a shell reports it).
+type ExitError struct{ Status int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("the server exited with status %d", e.Status) }
+
+// ExitStatus is the status the proxy exits with.
+func (e *ExitError) ExitStatus() int { return e.Status }
+
+// RunCommand starts cmd as the server, relays between it and the client
+// (clientIn, clientOut) through p, and shuts it down when the client is
+// done (clientIn ends) or ctx is done: it closes the server's stdin, waits,
+// sends SIGTERM to its process group, waits, sends SIGKILL. The server's
+// stderr goes to cmd.Stderr, as set by the caller. It returns when the
+// server and every process of its group are gone: nil, an *ExitError when
+// the server ended by itself with a non-zero status, or the error that
+// ended the relay.
+func RunCommand(ctx context.Context, p *Proxy, cmd *exec.Cmd, clientIn io.Reader, clientOut io.Writer, w Waits) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	// Our own pipe rather than StdoutPipe: Wait would close that while
+	// the server's last messages are still to be read.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdout = outW
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		return fmt.Errorf("cannot start the server %q: %w", cmd.Path, err)
+	}
+	outW.Close()
+	defer outR.Close()
+	pgid := cmd.Process.Pid
+
+	clientDone := make(chan error, 1)
+	serverDone := make(chan error, 1)
+	go func() { clientDone <- p.fromClient(clientIn, clientOut, stdin) }()
+	go func() { serverDone <- p.fromServer(outR, clientOut) }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	killGroup := func(sig syscall.Signal) { syscall.Kill(-pgid, sig) }
+
+	var relayErr, waitErr error
+	serverOver := false // the server's stdout is at its end
+	gone := false       // the server exited
+	signaled := false   // the proxy had to signal it
+	select {
+	case <-clientDone: // the client is done (or cannot be read)
+	case err := <-serverDone:
+		serverOver = true
+		if err != nil { // a name collision, or its stdout broke
+			relayErr = err
+		}
+	case <-ctx.Done():
+	case waitErr = <-exited:
+		gone = true
+	}
+	if !gone {
+		// Closing its stdin is how MCP asks a server over stdio to stop;
+		// a server whose stdout ended is ending anyway.
+		stdin.Close()
+		select {
+		case waitErr = <-exited:
+		case <-w.after(w.Close, 5*time.Second):
+			signaled = true
+			killGroup(syscall.SIGTERM)
+			select {
+			case waitErr = <-exited:
+			case <-w.after(w.Term, 5*time.Second):
+				killGroup(syscall.SIGKILL)
+				waitErr = <-exited
+			}
+		}
+	}
+	if !serverOver {
+		// Relay what it wrote before it ended, unless a child of its own
+		// keeps its stdout open.
+		select {
+		case err := <-serverDone:
+			if err != nil && relayErr == nil {
+				relayErr = err
+			}
+		case <-w.after(w.Drain, 5*time.Second):
+		}
+	}
+	// No process of the server's group outlives the proxy.
+	killGroup(syscall.SIGKILL)
+	if relayErr != nil {
+		return relayErr
+	}
+	if signaled {
+		return nil // it was stopped: its status says so, not what it did
+	}
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return &ExitError{Status: 128 + int(st.Signal())}
+		}
+		return &ExitError{Status: ee.ExitCode()}
+	}
+	return waitErr
+}

@@ -1,0 +1,168 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serverCmd is the test binary run as the upstream server in mode.
+func serverCmd(t *testing.T, mode string, stderr io.Writer) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "RETVAL_MCP_TEST_SERVER="+mode)
+	cmd.Stderr = stderr
+	return cmd
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// fakeWaits hands each wait to the test, which ends it by closing the
+// channel it receives: no test sleeps for a real 5 s.
+type fakeWaits struct{ asked chan chan time.Time }
+
+func (f *fakeWaits) waits() Waits {
+	return Waits{After: func(d time.Duration) <-chan time.Time {
+		c := make(chan time.Time)
+		f.asked <- c
+		return c
+	}}
+}
+
+// A client through RunCommand and a real server process: results are
+// retained, a 20 MB result (over max-value-size: relayed whole) does not
+// end the relay, and the end of the client's stdin ends the server.
+func TestRunCommandRelays(t *testing.T) {
+	st, _ := newStore(t)
+	p := &Proxy{Tools: &Tools{Store: st, Run: "r1"}, Session: "cmd", Log: io.Discard}
+	c2pR, c2pW := io.Pipe()
+	p2cR, p2cW := io.Pipe()
+	var stderr syncBuffer
+	cmd := serverCmd(t, "serve", &stderr)
+	done := make(chan error, 1)
+	go func() { done <- RunCommand(context.Background(), p, cmd, c2pR, p2cW, Waits{}) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, &mcp.IOTransport{Reader: p2cR, Writer: c2pW, MaxLineLength: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stubID(t, res.Content[0].(*mcp.TextContent).Text)
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "huge", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Content[0].(*mcp.TextContent).Text); n != 20<<20 {
+		t.Errorf("huge: %d bytes, want %d", n, 20<<20)
+	}
+	// Still relaying.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "small", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	c2pW.Close() // the client is done
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("RunCommand = %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the proxy did not end when its client did")
+	}
+	if cmd.ProcessState == nil || !cmd.ProcessState.Exited() {
+		t.Errorf("server state %v", cmd.ProcessState)
+	}
+}
+
+// The server's own exit ends the proxy, with its status; its stderr is
+// the proxy's.
+func TestRunCommandServerExit(t *testing.T) {
+	st, _ := newStore(t)
+	p := &Proxy{Tools: &Tools{Store: st, Run: "r1"}, Session: "cmd"}
+	var stderr syncBuffer
+	c2pR, _ := io.Pipe()
+	err := RunCommand(context.Background(), p, serverCmd(t, "exit3", &stderr), c2pR, io.Discard, Waits{})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.ExitStatus() != 3 {
+		t.Errorf("RunCommand = %v, want exit status 3", err)
+	}
+	if !strings.Contains(stderr.String(), "upstream: bad configuration") {
+		t.Errorf("stderr = %q", stderr.String())
+	}
+}
+
+// A server that ignores the end of its stdin and SIGTERM is killed: close
+// stdin, wait, SIGTERM, wait, SIGKILL; the proxy ends with it.
+func TestRunCommandStubbornServer(t *testing.T) {
+	for _, how := range []string{"stdin", "signal"} {
+		t.Run(how, func(t *testing.T) {
+			st, _ := newStore(t)
+			p := &Proxy{Tools: &Tools{Store: st, Run: "r1"}, Session: "cmd"}
+			var stderr syncBuffer
+			cmd := serverCmd(t, "stubborn", &stderr)
+			c2pR, c2pW := io.Pipe()
+			f := &fakeWaits{asked: make(chan chan time.Time, 10)}
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			done := make(chan error, 1)
+			go func() { done <- RunCommand(ctx, p, cmd, c2pR, io.Discard, f.waits()) }()
+			waitFor(t, func() bool { return strings.Contains(stderr.String(), "upstream: ready") })
+			if how == "stdin" {
+				c2pW.Close()
+			} else {
+				stop() // as SIGTERM to the proxy does
+			}
+			close(<-f.asked) // the wait after closing its stdin
+			waitFor(t, func() bool { return strings.Contains(stderr.String(), "SIGTERM ignored") })
+			close(<-f.asked) // the wait after SIGTERM
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("RunCommand = %v", err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("the proxy did not end")
+			}
+			if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !st.Signaled() || st.Signal() != syscall.SIGKILL {
+				t.Errorf("server ended %v, want killed", cmd.ProcessState)
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds; only a hang fails it (after 60 s).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}

@@ -1,0 +1,533 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/retval/retval/pkg/retain"
+)
+
+// Proxy relays JSON-RPC messages between an MCP client and an MCP server,
+// as they are, except for what retention changes:
+//
+//   - a tools/call result whose text (text blocks and embedded text
+//     resources) is over the threshold is retained, and the text is
+//     replaced by one text block holding the stub (structuredContent goes
+//     too; see retainResult);
+//   - a tools/list result loses every outputSchema, and its last page
+//     gains retval's tools;
+//   - an initialize result (server/discover, from protocol 2026-07-28 on)
+//     gains the tools capability and a line of instructions;
+//   - a tools/call of one of retval's tools is answered here and never
+//     reaches the server.
+//
+// Everything else — other requests and their responses, notifications,
+// progress, cancellation, cursors, the server's own requests (roots/list,
+// sampling) and the client's answers, methods the proxy does not know —
+// is relayed byte for byte, a frame of any size.
+type Proxy struct {
+	// Tools answers retval's tools; its Store, Run and Limits are where
+	// and how results are retained.
+	Tools *Tools
+	// Compress is how values are stored: none (""), zstd or auto.
+	Compress string
+	// Off relays results unchanged and stores nothing (retval's tools are
+	// still offered).
+	Off bool
+	// Session prefixes the call ids of the values this proxy retains, so
+	// that they never collide with another session's in the same run
+	// (JSON-RPC ids restart with every session). NewSession makes one.
+	Session string
+	// Log receives one line for each result that could not be retained
+	// (it is then relayed unchanged).
+	Log io.Writer
+
+	calls   atomic.Int64
+	mu      sync.Mutex // guards pending
+	pending map[string]string
+	outMu   sync.Mutex // serializes writes to the client
+}
+
+// NewSession returns a short random session token: 6 lowercase letters
+// and digits (30 bits), prefixing the call ids of one proxy process.
+func NewSession() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+	var b [6]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[b[i]&31]
+	}
+	return string(b[:])
+}
+
+// ErrCollision is the error of an upstream server that already has a tool
+// named as one of retval's.
+var ErrCollision = errors.New("tool name collision")
+
+// Relay relays messages from the client (clientIn) to the server
+// (serverOut) and from the server (serverIn) to the client (clientOut)
+// until one side ends. It returns nil when clientIn ended (the client is
+// done: the caller shuts the server down), io.EOF when serverIn ended
+// first, and an error wrapping ErrCollision or the I/O error otherwise.
+func (p *Proxy) Relay(clientIn io.Reader, clientOut io.Writer, serverIn io.Reader, serverOut io.Writer) error {
+	done := make(chan error, 2)
+	go func() { done <- p.fromClient(clientIn, clientOut, serverOut) }()
+	go func() {
+		err := p.fromServer(serverIn, clientOut)
+		if err == nil {
+			err = io.EOF
+		}
+		done <- err
+	}()
+	return <-done
+}
+
+// readFrames calls f with each newline-delimited frame of r, however long
+// (the line is grown as it comes: no line limit), until r ends.
+func readFrames(r io.Reader, f func(frame []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			if ferr := f(line); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// writeFrame writes one frame, ending it with a newline.
+func writeFrame(w io.Writer, frame []byte) error {
+	if len(frame) > 0 && frame[len(frame)-1] == '\n' {
+		_, err := w.Write(frame)
+		return err
+	}
+	_, err := w.Write(append(frame[:len(frame):len(frame)], '\n'))
+	return err
+}
+
+func (p *Proxy) toClient(w io.Writer, frame []byte) error {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	return writeFrame(w, frame)
+}
+
+// envelope is what the relay reads of a JSON-RPC message.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+}
+
+func (e *envelope) isRequest() bool  { return e.Method != "" && len(e.ID) > 0 }
+func (e *envelope) isResponse() bool { return e.Method == "" && len(e.ID) > 0 }
+
+// idKey is a message id as the pending map keys it.
+func idKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }
+
+// splitBatch returns the messages of a frame and whether it is a batch.
+func splitBatch(frame []byte) ([]json.RawMessage, bool) {
+	t := bytes.TrimSpace(frame)
+	if len(t) > 0 && t[0] == '[' {
+		var msgs []json.RawMessage
+		if json.Unmarshal(t, &msgs) == nil {
+			return msgs, true
+		}
+	}
+	return []json.RawMessage{t}, false
+}
+
+// fromClient relays the client's messages to the server, answering calls
+// of retval's tools itself.
+func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
+	return readFrames(in, func(frame []byte) error {
+		msgs, batch := splitBatch(frame)
+		var forward [][]byte
+		var local [][]byte
+		for _, m := range msgs {
+			var e envelope
+			if json.Unmarshal(m, &e) != nil || !e.isRequest() {
+				forward = append(forward, m)
+				continue
+			}
+			switch e.Method {
+			case "tools/call":
+				var params struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				}
+				json.Unmarshal(e.Params, &params)
+				if IsOwnTool(params.Name) {
+					local = append(local, response(e.ID, p.Tools.Call(params.Name, params.Arguments)))
+					continue
+				}
+				p.expect(e.ID, "tools/call "+params.Name)
+			case "tools/list", "initialize", "server/discover":
+				p.expect(e.ID, e.Method)
+			}
+			forward = append(forward, m)
+		}
+		var err error
+		switch {
+		case len(forward) == 0:
+		case len(forward) == len(msgs):
+			err = writeFrame(serverOut, frame)
+		default:
+			err = writeFrame(serverOut, joinBatch(forward))
+		}
+		if err != nil || len(local) == 0 {
+			return err
+		}
+		out := local[0]
+		if batch {
+			out = joinBatch(local)
+		}
+		return p.toClient(clientOut, out)
+	})
+}
+
+func (p *Proxy) expect(id json.RawMessage, what string) {
+	p.mu.Lock()
+	if p.pending == nil {
+		p.pending = map[string]string{}
+	}
+	p.pending[idKey(id)] = what
+	p.mu.Unlock()
+}
+
+func (p *Proxy) answered(id json.RawMessage) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := idKey(id)
+	what := p.pending[k]
+	delete(p.pending, k)
+	return what
+}
+
+func joinBatch(msgs [][]byte) []byte {
+	return append(append([]byte{'['}, bytes.Join(msgs, []byte{','})...), ']')
+}
+
+// response renders a JSON-RPC response with result v.
+func response(id json.RawMessage, v any) []byte {
+	res, err := marshal(v)
+	if err != nil {
+		return errorResponse(id, -32603, err.Error())
+	}
+	return []byte(`{"jsonrpc":"2.0","id":` + string(bytes.TrimSpace(id)) + `,"result":` + string(res) + `}`)
+}
+
+func errorResponse(id json.RawMessage, code int, msg string) []byte {
+	m, _ := marshal(msg)
+	return []byte(`{"jsonrpc":"2.0","id":` + string(bytes.TrimSpace(id)) + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + string(m) + `}}`)
+}
+
+// marshal is json.Marshal without HTML escaping and without the newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// fromServer relays the server's messages to the client, rewriting the
+// results of the requests the proxy watches.
+func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
+	return readFrames(in, func(frame []byte) error {
+		msgs, batch := splitBatch(frame)
+		changed := false
+		out := make([][]byte, len(msgs))
+		for i, m := range msgs {
+			out[i] = m
+			var e envelope
+			if json.Unmarshal(m, &e) != nil || !e.isResponse() {
+				continue
+			}
+			what := p.answered(e.ID)
+			if what == "" || len(e.Result) == 0 {
+				continue
+			}
+			res, err := p.rewrite(what, e.Result)
+			if err != nil {
+				// The client must not wait for an answer that will not
+				// come: it gets the reason, and the relay ends.
+				p.toClient(clientOut, errorResponse(e.ID, -32603, "retval: "+err.Error()))
+				return err
+			}
+			if res != nil {
+				out[i] = []byte(`{"jsonrpc":"2.0","id":` + string(bytes.TrimSpace(e.ID)) + `,"result":` + string(res) + `}`)
+				changed = true
+			}
+		}
+		switch {
+		case !changed:
+			return p.toClient(clientOut, frame)
+		case batch:
+			return p.toClient(clientOut, joinBatch(out))
+		}
+		return p.toClient(clientOut, out[0])
+	})
+}
+
+// rewrite returns the new result of a watched request, or nil to relay it
+// unchanged.
+func (p *Proxy) rewrite(what string, result json.RawMessage) (json.RawMessage, error) {
+	switch {
+	case what == "initialize" || what == "server/discover":
+		return rewriteInitialize(result), nil
+	case what == "tools/list":
+		return p.rewriteToolsList(result)
+	case strings.HasPrefix(what, "tools/call "):
+		if p.Off {
+			return nil, nil
+		}
+		return p.retainResult(strings.TrimPrefix(what, "tools/call "), result), nil
+	}
+	return nil, nil
+}
+
+// object decodes a JSON object into its members, or returns nil.
+func object(b json.RawMessage) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// rewriteInitialize adds the tools capability, when missing, and the line
+// of instructions to the result of initialize or server/discover.
+func rewriteInitialize(result json.RawMessage) json.RawMessage {
+	m := object(result)
+	if m == nil {
+		return nil
+	}
+	caps := object(m["capabilities"])
+	if caps == nil {
+		caps = map[string]json.RawMessage{}
+	}
+	if _, ok := caps["tools"]; !ok {
+		caps["tools"] = json.RawMessage(`{}`)
+	}
+	m["capabilities"], _ = marshal(caps)
+	instr := Instructions
+	var old string
+	if json.Unmarshal(m["instructions"], &old) == nil && old != "" {
+		instr = old + "\n\n" + Instructions
+	}
+	m["instructions"], _ = marshal(instr)
+	b, _ := marshal(m)
+	return b
+}
+
+// rewriteToolsList removes every outputSchema (the proxy may remove the
+// structured content it describes, and a client checks what is left
+// against it) and appends retval's tools to the last page.
+func (p *Proxy) rewriteToolsList(result json.RawMessage) (json.RawMessage, error) {
+	m := object(result)
+	if m == nil {
+		return nil, nil
+	}
+	var tools []map[string]json.RawMessage
+	if json.Unmarshal(m["tools"], &tools) != nil {
+		return nil, nil
+	}
+	for _, t := range tools {
+		delete(t, "outputSchema")
+		var name string
+		json.Unmarshal(t["name"], &name)
+		if IsOwnTool(name) {
+			return nil, fmt.Errorf("%w: the server already has a tool named %q, one of retval's own (%s, %s, %s): proxy a server without it, or read its values with retval mcp serve as a server of its own", ErrCollision, name, ToolPeek, ToolResolve, ToolList)
+		}
+	}
+	all := make([]any, 0, len(tools)+3)
+	for _, t := range tools {
+		all = append(all, t)
+	}
+	var cursor string
+	json.Unmarshal(m["nextCursor"], &cursor)
+	if cursor == "" {
+		for _, d := range p.Tools.Defs() {
+			all = append(all, d)
+		}
+	}
+	var err error
+	if m["tools"], err = marshal(all); err != nil {
+		return nil, err
+	}
+	return marshal(m)
+}
+
+// block is what the proxy reads of a content block.
+type block struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Resource *struct {
+		Text *string `json:"text"`
+	} `json:"resource"`
+}
+
+// retainResult retains the text of a tools/call result over the
+// threshold and returns the result showing its stub instead, or nil to
+// relay the result unchanged (small, or not stored).
+//
+// The value is the result's text: the text of its text blocks and embedded
+// text resources, in order, joined by newlines. The first of those blocks
+// becomes one text block holding the stub and the others go; images,
+// audio, resource links and blob resources stay where they are; isError
+// and _meta stay. structuredContent is removed (a client that shows it
+// instead of the text would show the model all of it again): when it
+// only repeats the text it is dropped, otherwise its JSON is a value of
+// its own, shown as a text block (its stub, when it is big).
+func (p *Proxy) retainResult(tool string, result json.RawMessage) json.RawMessage {
+	m := object(result)
+	if m == nil {
+		return nil
+	}
+	var content []json.RawMessage
+	if json.Unmarshal(m["content"], &content) != nil {
+		return nil
+	}
+	var texts []string
+	first := -1
+	isText := make([]bool, len(content))
+	for i, c := range content {
+		var b block
+		if json.Unmarshal(c, &b) != nil {
+			continue
+		}
+		switch {
+		case b.Type == "text":
+			texts = append(texts, b.Text)
+		case b.Type == "resource" && b.Resource != nil && b.Resource.Text != nil:
+			texts = append(texts, *b.Resource.Text)
+		default:
+			continue
+		}
+		isText[i] = true
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	value := strings.Join(texts, "\n")
+	call := p.callID()
+	stub, ok := p.retain(strings.NewReader(value), call, tool)
+	if !ok {
+		return nil
+	}
+	var out []json.RawMessage
+	for i, c := range content {
+		switch {
+		case i == first:
+			out = append(out, textBlock(stub))
+		case !isText[i]:
+			out = append(out, c)
+		}
+	}
+	if sc, ok := m["structuredContent"]; ok {
+		delete(m, "structuredContent")
+		if !copiesText(sc, value, texts) {
+			text := string(bytes.TrimSpace(sc))
+			if s, ok := p.retain(strings.NewReader(text), call+"s", tool+" structuredContent"); ok {
+				text = s
+			}
+			out = append(out, textBlock(text))
+		}
+	}
+	var err error
+	if m["content"], err = marshal(out); err != nil {
+		return nil
+	}
+	b, err := marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// copiesText reports whether structured content only repeats the text:
+// it is the text's JSON, or an object one of whose members is the text
+// (as {"content": TEXT} of a file server).
+func copiesText(sc json.RawMessage, value string, texts []string) bool {
+	var s string
+	if json.Unmarshal(sc, &s) == nil {
+		return s == value
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, sc) == nil {
+		for _, t := range texts {
+			var tc bytes.Buffer
+			if json.Compact(&tc, []byte(t)) == nil && bytes.Equal(tc.Bytes(), compact.Bytes()) {
+				return true
+			}
+		}
+	}
+	m := object(sc)
+	for _, v := range m {
+		if json.Unmarshal(v, &s) == nil && (s == value || len(texts) == 1 && s == texts[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+func textBlock(text string) json.RawMessage {
+	b, _ := marshal(map[string]string{"type": "text", "text": text})
+	return b
+}
+
+// callID is the call id of the next value: the session and a counter.
+func (p *Proxy) callID() string {
+	return p.Session + "-" + strconv.FormatInt(p.calls.Add(1), 10)
+}
+
+// retain keeps r as the value of call and returns its stub; false when it
+// is within the threshold or could not be stored (the reason is logged).
+func (p *Proxy) retain(r io.Reader, call, tool string) (string, bool) {
+	res, err := p.Tools.Store.Retain(r, io.Discard, retain.RetainOptions{
+		Run: p.Tools.Run, Call: call, Meta: retain.Meta{Tool: tool}, Limits: p.Tools.Limits,
+		// legacy: at capacity the result passes whole (bounded would
+		// show a header pointing at nothing).
+		Policy: retain.PolicyLegacy, Compress: p.Compress, ReadMore: retain.ReadMorePeek,
+	})
+	switch {
+	case err != nil:
+		p.logf("the result of %s was not retained and is relayed as it is: %v", tool, err)
+	case res.Warning != nil:
+		p.logf("the result of %s was not retained and is relayed as it is: %v", tool, res.Warning)
+	case res.Verbatim:
+	case !res.Retained:
+		p.logf("the result of %s was not retained (%s) and is relayed as it is", tool, res.NotRetained)
+	default:
+		return res.Stub, true
+	}
+	return "", false
+}
+
+func (p *Proxy) logf(format string, args ...any) {
+	if p.Log != nil {
+		fmt.Fprintf(p.Log, "retval: mcp proxy: "+format+"\n", args...)
+	}
+}
