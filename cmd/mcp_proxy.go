@@ -23,11 +23,12 @@ func init() {
 		run:   runMCPServe,
 	}
 	mcpVerbs["proxy"] = mcpVerb{
-		usage: "retval mcp proxy [--run R] [retain flags] -- CMD ARGS...",
+		usage: "retval mcp proxy [--run R] [retain flags] (-- CMD ARGS... | --url URL)",
 		run:   runMCPProxy,
 	}
 	mcpFlags = append(mcpFlags, flags("threshold", "preview-bytes", "peek-lines", "peek-bytes", "compress",
 		"max-value-size", "max-run-bytes", "max-run-values", "max-lookups", "max-lookup-bytes", "max-step-bytes", "off")...)
+	mcpFlags = append(mcpFlags, &cli.StringFlag{Name: "url", Usage: "proxy: the Streamable HTTP MCP server to relay to, instead of -- CMD ARGS..."})
 }
 
 // mcpRunsDir is the store of the proxy and the server: the configured one,
@@ -68,7 +69,13 @@ func runMCPServe(c *cli.Context, e *env, args []string) error {
 // runMCPProxy starts the server and relays between it and the client on
 // stdin and stdout until either ends.
 func runMCPProxy(c *cli.Context, e *env, args []string) error {
-	if len(args) == 0 {
+	url := c.String("url")
+	switch {
+	case url != "" && len(args) > 0:
+		return usageErr("--url and a server command exclude each other: give one")
+	case c.IsSet("url") && url == "":
+		return usageErr("--url needs the server's address, e.g. --url https://example.com/mcp")
+	case url == "" && len(args) == 0:
 		return usageErr("name the server to proxy: retval mcp proxy [--run R] -- CMD ARGS...")
 	}
 	r, err := settings(c)
@@ -93,10 +100,13 @@ func runMCPProxy(c *cli.Context, e *env, args []string) error {
 	tools := &rmcp.Tools{Store: retain.Open(dir), Run: run, Limits: r.Limits,
 		PeekBytesSet: r.Values["peek-bytes"].Source != config.FromDefault}
 	p := &rmcp.Proxy{Tools: tools, Compress: r.Compress, Off: r.Off, Session: session, Log: e.stderr}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = e.stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if url != "" {
+		return rmcp.RunRemote(ctx, p, url, nil, e.stdin, e.stdout)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stderr = e.stderr
 	err = rmcp.RunCommand(ctx, p, cmd, e.stdin, e.stdout, rmcp.Waits{})
 	var ee *rmcp.ExitError
 	if errors.As(err, &ee) {
