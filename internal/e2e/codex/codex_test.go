@@ -3,11 +3,13 @@ package codex
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,8 +133,136 @@ func scenarios(t *testing.T) {
 		}
 		t.Logf("the model received (%d bytes): %.300q ... %q", len(got), got, got[max(0, len(got)-200):])
 	})
-	t.Logf("bytes the model received for read_text_file of %d bytes: %d without the proxy", len(text), without)
+	var with int
+	t.Run("through the proxy", func(t *testing.T) {
+		s := newSession(t)
+		file := s.writeFile(text)
+		data, name := s.writeJSONFile()
+		m := startMock(t, proxyScript(file, data))
+		// Codex cuts a tool result above about 12 KB in the middle, so a
+		// peek page must stay below that: 8 KiB, not the 16 KiB default.
+		s.configure(m, s.Retval, "mcp", "proxy", "--peek-bytes", "8KiB", "--", os.Getenv(envFS), s.Proj)
+		s.run(m, "codex scenario")
+		for _, tool := range []string{"mcp__fs/retval_peek", "mcp__fs/retval_resolve", "mcp__fs/retval_list", "mcp__fs/read_text_file"} {
+			if !slices.Contains(m.tools(), tool) {
+				t.Errorf("Codex did not offer %s: %v", tool, m.tools())
+			}
+		}
+		got, ok := m.result("call_read")
+		if !ok {
+			t.Fatalf("the model never received the read_text_file result (tools offered: %v)", m.tools())
+		}
+		with = len(got)
+		t.Logf("the model received for read_text_file of %d bytes (%d bytes):\n%s", len(text), len(got), got)
+		stub := output(got)
+		lines := e2etest.Lines(text)
+		h := stubHeader.FindStringSubmatch(stub)
+		if h == nil || !strings.HasPrefix(stub, fmt.Sprintf("[retained #%s] %d bytes, %d lines, sha256:%s, complete\n", h[1], len(text), len(lines), e2etest.SHA([]byte(text)))) {
+			t.Fatalf("the model did not receive the stub of the file's text: %.300q", got)
+		}
+		if len(got) >= 2048 {
+			t.Errorf("the stub is %d bytes", len(got))
+		}
+		// The proxy's store is the default one, never ./runs in the
+		// directory Codex runs in.
+		stored, _ := filepath.Glob(filepath.Join(s.StoreDir(), "*.values", h[1]+".txt"))
+		if len(stored) != 1 {
+			t.Fatalf("the default store holds %d values %s: %v", len(stored), h[1], stored)
+		}
+		if b, _ := os.ReadFile(stored[0]); string(b) != text {
+			t.Errorf("the stored value is %d bytes: not the file's text", len(b))
+		}
+		if _, err := os.Stat(filepath.Join(s.Proj, "runs")); err == nil {
+			t.Errorf("the proxy made a store in the working directory")
+		}
+
+		pk := peekLine.FindStringSubmatch(stub)
+		a, _ := strconv.Atoi(pk[2])
+		b, _ := strconv.Atoi(pk[3])
+		peek, ok := m.result("call_peek")
+		if !ok {
+			t.Fatal("the model never received the retval_peek result")
+		}
+		e2etest.CheckPeek(t, output(peek), lines, a, b)
+
+		js, _ := m.result("call_json")
+		if !strings.HasPrefix(output(js), "[retained #") {
+			t.Fatalf("the JSON file did not come back as a stub: %.300q", js)
+		}
+		res, ok := m.result("call_resolve")
+		if !ok {
+			t.Fatal("the model never received the retval_resolve result")
+		}
+		if output(res) != name {
+			t.Errorf("retval_resolve %s gave %q, want %q", jsonPointer, output(res), name)
+		}
+	})
+	t.Logf("bytes the model received for read_text_file of %d bytes: %d without the proxy, %d through it", len(text), without, with)
 	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))
+}
+
+// jsonPointer is the member the retval_resolve lookup selects.
+const jsonPointer = "/items/1234/name"
+
+// writeJSONFile writes data.json, {"items":[{"id":N,"name":"item N, ..."}, ...]},
+// about 100 KB on one line, and returns its path and the string at
+// jsonPointer.
+func (s *session) writeJSONFile() (string, string) {
+	s.t.Helper()
+	type item struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	}
+	var items []item
+	for i := 0; i < 2000; i++ {
+		items = append(items, item{i, fmt.Sprintf("item %d, \"quoted\" and \u00e9", i)})
+	}
+	b, _ := json.Marshal(map[string]any{"items": items})
+	file := filepath.Join(s.Proj, "data.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return file, items[1234].Name
+}
+
+// wallTime is what Codex puts before a tool's output.
+var wallTime = regexp.MustCompile(`^Wall time: [0-9.]+ seconds\nOutput:\n?`)
+
+// output is a tool result as the model received it, without Codex's
+// wall-time prefix.
+func output(got string) string { return wallTime.ReplaceAllString(got, "") }
+
+var (
+	stubHeader = regexp.MustCompile(`\[retained #(\S+)\] `)
+	peekLine   = regexp.MustCompile(`\[read more: peek (\S+) --lines (\d+)-(\d+)`)
+)
+
+// proxyScript: read file through the proxy; read the stub's range with
+// retval_peek; read the JSON file; look a member of it up with
+// retval_resolve; stop.
+func proxyScript(file, data string) func(conversation) reply {
+	return func(c conversation) reply {
+		if c.Prompt != "codex scenario" {
+			return reply{Text: "ok"}
+		}
+		last := c.Last()
+		switch {
+		case last == nil:
+			return reply{CallID: "call_read", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": file}}
+		case last.ID == "call_read":
+			if m := peekLine.FindStringSubmatch(last.Text); m != nil {
+				return reply{CallID: "call_peek", Namespace: "mcp__fs", Name: "retval_peek", Args: map[string]any{"id": m[1], "lines": m[2] + "-" + m[3]}}
+			}
+		case last.ID == "call_peek":
+			return reply{CallID: "call_json", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": data}}
+		case last.ID == "call_json":
+			if m := stubHeader.FindStringSubmatch(last.Text); m != nil {
+				return reply{CallID: "call_resolve", Namespace: "mcp__fs", Name: "retval_resolve",
+					Args: map[string]any{"ref": map[string]any{"$ref": m[1], "pointer": jsonPointer, "as": "string"}}}
+			}
+		}
+		return reply{Text: "done"}
+	}
 }
 
 // codexCut is the mark Codex leaves where it cut a tool result.
