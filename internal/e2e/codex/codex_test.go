@@ -143,62 +143,98 @@ func scenarios(t *testing.T) {
 		// peek page must stay below that: 8 KiB, not the 16 KiB default.
 		s.configure(m, s.Retval, "mcp", "proxy", "--peek-bytes", "8KiB", "--", os.Getenv(envFS), s.Proj)
 		s.run(m, "codex scenario")
-		for _, tool := range []string{"mcp__fs/retval_peek", "mcp__fs/retval_resolve", "mcp__fs/retval_list", "mcp__fs/read_text_file"} {
-			if !slices.Contains(m.tools(), tool) {
-				t.Errorf("Codex did not offer %s: %v", tool, m.tools())
-			}
-		}
-		got, ok := m.result("call_read")
-		if !ok {
-			t.Fatalf("the model never received the read_text_file result (tools offered: %v)", m.tools())
-		}
-		with = len(got)
-		t.Logf("the model received for read_text_file of %d bytes (%d bytes):\n%s", len(text), len(got), got)
-		stub := output(got)
-		lines := e2etest.Lines(text)
-		h := stubHeader.FindStringSubmatch(stub)
-		if h == nil || !strings.HasPrefix(stub, fmt.Sprintf("[retained #%s] %d bytes, %d lines, sha256:%s, complete\n", h[1], len(text), len(lines), e2etest.SHA([]byte(text)))) {
-			t.Fatalf("the model did not receive the stub of the file's text: %.300q", got)
-		}
-		if len(got) >= 2048 {
-			t.Errorf("the stub is %d bytes", len(got))
-		}
-		// The proxy's store is the default one, never ./runs in the
-		// directory Codex runs in.
-		stored, _ := filepath.Glob(filepath.Join(s.StoreDir(), "*.values", h[1]+".txt"))
-		if len(stored) != 1 {
-			t.Fatalf("the default store holds %d values %s: %v", len(stored), h[1], stored)
-		}
-		if b, _ := os.ReadFile(stored[0]); string(b) != text {
-			t.Errorf("the stored value is %d bytes: not the file's text", len(b))
-		}
-		if _, err := os.Stat(filepath.Join(s.Proj, "runs")); err == nil {
-			t.Errorf("the proxy made a store in the working directory")
-		}
+		with = checkProxied(t, s, m, text, name)
+	})
 
-		pk := peekLine.FindStringSubmatch(stub)
-		a, _ := strconv.Atoi(pk[2])
-		b, _ := strconv.Atoi(pk[3])
-		peek, ok := m.result("call_peek")
-		if !ok {
-			t.Fatal("the model never received the retval_peek result")
+	// The same, with the entry rewritten by retval mcp wrap --codex and
+	// the peek page size in the user's config file, which the proxy reads.
+	t.Run("wrapped by mcp wrap", func(t *testing.T) {
+		s := newSession(t)
+		file := s.writeFile(text)
+		data, name := s.writeJSONFile()
+		m := startMock(t, proxyScript(file, data))
+		s.configure(m, os.Getenv(envFS), s.Proj)
+		cfg := filepath.Join(s.Home, ".config", "retval", "config.toml")
+		if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+			t.Fatal(err)
 		}
-		e2etest.CheckPeek(t, output(peek), lines, a, b)
-
-		js, _ := m.result("call_json")
-		if !strings.HasPrefix(output(js), "[retained #") {
-			t.Fatalf("the JSON file did not come back as a stub: %.300q", js)
+		if err := os.WriteFile(cfg, []byte("peek_bytes = \"8KiB\"\n"), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		res, ok := m.result("call_resolve")
-		if !ok {
-			t.Fatal("the model never received the retval_resolve result")
+		out := s.RunRetval("mcp", "wrap", "--codex")
+		if !strings.Contains(out, "fs: wrapped") {
+			t.Fatalf("mcp wrap --codex: %s", out)
 		}
-		if output(res) != name {
-			t.Errorf("retval_resolve %s gave %q, want %q", jsonPointer, output(res), name)
-		}
+		s.run(m, "codex scenario")
+		checkProxied(t, s, m, text, name)
 	})
 	t.Logf("bytes the model received for read_text_file of %d bytes: %d without the proxy, %d through it", len(text), without, with)
 	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))
+}
+
+// checkProxied asserts what the model received through the proxy for
+// proxyScript: the stub of text (stored in the default store), the exact
+// lines of the stub's range from retval_peek, and name from
+// retval_resolve. It returns the size of what the model received for the
+// file.
+func checkProxied(t *testing.T, s *session, m *mockAPI, text, name string) int {
+	t.Helper()
+	for _, tool := range []string{"mcp__fs/retval_peek", "mcp__fs/retval_resolve", "mcp__fs/retval_list", "mcp__fs/read_text_file"} {
+		if !slices.Contains(m.tools(), tool) {
+			t.Errorf("Codex did not offer %s: %v", tool, m.tools())
+		}
+	}
+	got, ok := m.result("call_read")
+	if !ok {
+		t.Fatalf("the model never received the read_text_file result (tools offered: %v)", m.tools())
+	}
+	t.Logf("the model received for read_text_file of %d bytes (%d bytes):\n%s", len(text), len(got), got)
+	stub := output(got)
+	lines := e2etest.Lines(text)
+	h := stubHeader.FindStringSubmatch(stub)
+	if h == nil || !strings.HasPrefix(stub, fmt.Sprintf("[retained #%s] %d bytes, %d lines, sha256:%s, complete\n", h[1], len(text), len(lines), e2etest.SHA([]byte(text)))) {
+		t.Fatalf("the model did not receive the stub of the file's text: %.300q", got)
+	}
+	if len(got) >= 2048 {
+		t.Errorf("the stub is %d bytes", len(got))
+	}
+	// The proxy's store is the default one, never ./runs in the
+	// directory Codex runs in.
+	stored, _ := filepath.Glob(filepath.Join(s.StoreDir(), "*.values", h[1]+".txt"))
+	if len(stored) != 1 {
+		t.Fatalf("the default store holds %d values %s: %v", len(stored), h[1], stored)
+	}
+	if b, _ := os.ReadFile(stored[0]); string(b) != text {
+		t.Errorf("the stored value is %d bytes: not the file's text", len(b))
+	}
+	if _, err := os.Stat(filepath.Join(s.Proj, "runs")); err == nil {
+		t.Errorf("the proxy made a store in the working directory")
+	}
+
+	pk := peekLine.FindStringSubmatch(stub)
+	if pk == nil {
+		t.Fatalf("the stub has no read-more line: %q", stub)
+	}
+	a, _ := strconv.Atoi(pk[2])
+	b, _ := strconv.Atoi(pk[3])
+	peek, ok := m.result("call_peek")
+	if !ok {
+		t.Fatal("the model never received the retval_peek result")
+	}
+	e2etest.CheckPeek(t, output(peek), lines, a, b)
+
+	js, _ := m.result("call_json")
+	if !strings.HasPrefix(output(js), "[retained #") {
+		t.Fatalf("the JSON file did not come back as a stub: %.300q", js)
+	}
+	res, ok := m.result("call_resolve")
+	if !ok {
+		t.Fatal("the model never received the retval_resolve result")
+	}
+	if output(res) != name {
+		t.Errorf("retval_resolve %s gave %q, want %q", jsonPointer, output(res), name)
+	}
+	return len(got)
 }
 
 // jsonPointer is the member the retval_resolve lookup selects.
