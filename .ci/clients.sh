@@ -6,7 +6,8 @@
 set -euo pipefail
 
 cache=${HOME:?}/.cache/retval-ci
-# Keep in step with internal/e2e/claudecode (the tests' pins).
+# Keep in step with the pins of the tests under internal/e2e (claudecode,
+# opencode, codex, inspector).
 packages=(
   @anthropic-ai/claude-code@2.1.328
   @modelcontextprotocol/server-filesystem@2026.8.31
