@@ -258,12 +258,21 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 		out := make([][]byte, len(msgs))
 		for i, m := range msgs {
 			out[i] = m
-			var e envelope
-			if json.Unmarshal(m, &e) != nil || !e.isResponse() {
+			// The id and method first: the result is decoded (copied) only
+			// for the requests the proxy watches.
+			var h struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(m, &h) != nil || h.Method != "" || len(h.ID) == 0 {
 				continue
 			}
-			what := p.answered(e.ID)
-			if what == "" || len(e.Result) == 0 {
+			what := p.answered(h.ID)
+			if what == "" {
+				continue
+			}
+			var e envelope
+			if json.Unmarshal(m, &e) != nil || len(e.Result) == 0 {
 				continue
 			}
 			res, err := p.rewrite(what, e.Result)
@@ -471,22 +480,40 @@ func (p *Proxy) retainResult(tool string, result json.RawMessage) json.RawMessag
 // it is the text's JSON, or an object one of whose members is the text
 // (as {"content": TEXT} of a file server).
 func copiesText(sc json.RawMessage, value string, texts []string) bool {
-	var s string
-	if json.Unmarshal(sc, &s) == nil {
-		return s == value
+	sc = bytes.TrimSpace(sc)
+	if len(sc) == 0 {
+		return true
 	}
-	var compact bytes.Buffer
-	if json.Compact(&compact, sc) == nil {
-		for _, t := range texts {
-			var tc bytes.Buffer
-			if json.Compact(&tc, []byte(t)) == nil && bytes.Equal(tc.Bytes(), compact.Bytes()) {
+	var s string
+	// A member holding the text: its JSON is at least as long as the text.
+	isCopy := func(v json.RawMessage) bool {
+		if len(v) < len(value) && (len(texts) != 1 || len(v) < len(texts[0])) {
+			return false
+		}
+		return json.Unmarshal(v, &s) == nil && (s == value || len(texts) == 1 && s == texts[0])
+	}
+	switch sc[0] {
+	case '"':
+		return isCopy(sc)
+	case '{':
+		for _, v := range object(sc) {
+			if isCopy(v) {
 				return true
 			}
 		}
 	}
-	m := object(sc)
-	for _, v := range m {
-		if json.Unmarshal(v, &s) == nil && (s == value || len(texts) == 1 && s == texts[0]) {
+	// The text is the JSON of the structured content.
+	var compact bytes.Buffer
+	for _, t := range texts {
+		t = strings.TrimSpace(t)
+		if t == "" || t[0] != sc[0] {
+			continue
+		}
+		if compact.Len() == 0 && json.Compact(&compact, sc) != nil {
+			return false
+		}
+		var tc bytes.Buffer
+		if json.Compact(&tc, []byte(t)) == nil && bytes.Equal(tc.Bytes(), compact.Bytes()) {
 			return true
 		}
 	}
