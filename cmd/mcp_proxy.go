@@ -63,7 +63,7 @@ func runMCPServe(c *cli.Context, e *env, args []string) error {
 		PeekBytesSet: r.Values["peek-bytes"].Source != config.FromDefault}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return rmcp.Serve(ctx, tools, Version, readCloser{e.stdin}, writeCloser{e.stdout})
+	return rmcp.Serve(ctx, tools, Version, e.stdin, e.stdout)
 }
 
 // runMCPProxy starts the server and relays between it and the client on
@@ -121,19 +121,3 @@ func runMCPProxy(c *cli.Context, e *env, args []string) error {
 // serverExit is the proxy's server ending with a non-zero status, which
 // is the proxy's own.
 type serverExit struct{ *rmcp.ExitError }
-
-// readCloser and writeCloser give the process's streams the Close a
-// transport wants, without closing them.
-type (
-	readCloser struct {
-		r interface{ Read([]byte) (int, error) }
-	}
-	writeCloser struct {
-		w interface{ Write([]byte) (int, error) }
-	}
-)
-
-func (r readCloser) Read(p []byte) (int, error)   { return r.r.Read(p) }
-func (readCloser) Close() error                   { return nil }
-func (w writeCloser) Write(p []byte) (int, error) { return w.w.Write(p) }
-func (writeCloser) Close() error                  { return nil }

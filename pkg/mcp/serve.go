@@ -1,31 +1,108 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"io"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"slices"
 )
 
 // Instructions is the line of instructions a client gets from retval's
 // server and from the proxy.
 const Instructions = `Big tool results are retained and shown as a stub ending "[read more: peek ID ...]": read them with retval_peek (id, lines, query, bytes), quote exact parts with retval_resolve, list them with retval_list.`
 
-// NewServer returns an MCP server offering t's tools alone.
-func NewServer(t *Tools, version string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "retval", Version: version},
-		&mcp.ServerOptions{Instructions: Instructions, Capabilities: &mcp.ServerCapabilities{}})
-	for _, d := range t.Defs() {
-		name := d.Name
-		s.AddTool(d, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return t.Call(name, req.Params.Arguments), nil
-		})
+// serveVersions are the protocol versions Serve speaks, newest first. A
+// client that asks for another gets the newest; one that starts with
+// server/discover (2026-07-28) is told the method is unknown, and falls
+// back to initialize.
+var serveVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// Serve offers t's tools over in and out (newline-delimited JSON-RPC, as on
+// stdio) until in ends or ctx is done. It answers each request in turn, as
+// it reads it (a call takes well under a millisecond), so a client that
+// writes its requests and closes its end still gets every answer.
+func Serve(ctx context.Context, t *Tools, version string, in io.Reader, out io.Writer) error {
+	w := bufio.NewWriter(out)
+	errc := make(chan error, 1)
+	go func() { errc <- serveFrames(t, version, in, w) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return nil // a read of in may still be waiting: it is left to exit
 	}
-	return s
 }
 
-// Serve offers t's tools over in and out (newline-delimited JSON-RPC, as
-// on stdio) until in ends or ctx is done.
-func Serve(ctx context.Context, t *Tools, version string, in io.ReadCloser, out io.WriteCloser) error {
-	return NewServer(t, version).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
+func serveFrames(t *Tools, version string, in io.Reader, w *bufio.Writer) error {
+	return readFrames(in, func(frame []byte) error {
+		msgs, batch := splitBatch(frame)
+		var answers [][]byte
+		for _, m := range msgs {
+			if a := t.answer(m, version); a != nil {
+				answers = append(answers, a)
+			}
+		}
+		switch {
+		case len(answers) == 0:
+			return nil
+		case batch:
+			if err := writeFrame(w, joinBatch(answers)); err != nil {
+				return err
+			}
+		default:
+			if err := writeFrame(w, answers[0]); err != nil {
+				return err
+			}
+		}
+		return w.Flush()
+	})
+}
+
+// answer returns the response to one message, or nil for a notification
+// or a response.
+func (t *Tools) answer(m json.RawMessage, version string) []byte {
+	var e envelope
+	if err := json.Unmarshal(m, &e); err != nil {
+		return errorResponse(json.RawMessage("null"), -32700, "parse error: "+err.Error())
+	}
+	if !e.isRequest() {
+		return nil
+	}
+	switch e.Method {
+	case "initialize":
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		json.Unmarshal(e.Params, &p)
+		v := serveVersions[0]
+		if slices.Contains(serveVersions, p.ProtocolVersion) {
+			v = p.ProtocolVersion
+		}
+		return response(e.ID, map[string]any{
+			"protocolVersion": v,
+			"capabilities":    map[string]any{"tools": map[string]any{}},
+			"serverInfo":      map[string]string{"name": "retval", "version": version},
+			"instructions":    Instructions,
+		})
+	case "ping":
+		return response(e.ID, struct{}{})
+	case "tools/list":
+		return response(e.ID, map[string]any{"tools": t.Defs()})
+	case "tools/call":
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal(e.Params, &p) != nil || !IsOwnTool(p.Name) {
+			return errorResponse(e.ID, -32602, "unknown tool "+strconvQuote(p.Name)+": the tools are retval_peek, retval_resolve and retval_list")
+		}
+		return response(e.ID, t.Call(p.Name, p.Arguments))
+	}
+	return errorResponse(e.ID, -32601, "method not found: "+e.Method)
+}
+
+func strconvQuote(s string) string {
+	b, _ := marshal(s)
+	return string(b)
 }

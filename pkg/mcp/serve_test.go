@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -34,22 +35,25 @@ func newStore(t testing.TB) (*retain.Store, string) {
 	return st, res.Stub
 }
 
-// connect serves tools in memory and returns a connected client session.
+// connect serves tools over pipes and returns a connected client session.
 func connect(t testing.TB, tools *Tools) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := NewServer(tools, "test").Connect(ctx, st, nil)
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, tools, "test", c2sR, s2cW) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() {
+		cs.Close()
+		if err := <-done; err != nil {
+			t.Errorf("Serve = %v", err)
+		}
+	})
 	return cs
 }
 
@@ -83,7 +87,7 @@ func TestServeListsTools(t *testing.T) {
 			t.Errorf("%s declares an outputSchema", tl.Name)
 		}
 	}
-	if got := strings.Join(names, ","); got != "retval_list,retval_peek,retval_resolve" {
+	if got := strings.Join(names, ","); got != "retval_peek,retval_resolve,retval_list" {
 		t.Errorf("tools = %s", got)
 	}
 	if !strings.Contains(cs.InitializeResult().Instructions, "retval_peek") {
