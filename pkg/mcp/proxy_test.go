@@ -373,3 +373,20 @@ func TestProxyUnstorablePasses(t *testing.T) {
 		t.Errorf("an unstorable result was changed: %d blocks", len(res.Content))
 	}
 }
+
+// Off relays results as they are and stores nothing; retval's tools stay.
+func TestProxyOff(t *testing.T) {
+	st, _ := newStore(t)
+	r := relayTo(t, st, upstream(nil), "sess1")
+	r.proxy.Off = true
+	res := r.call(t, "read")
+	if len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != bigLines || res.StructuredContent == nil {
+		t.Errorf("off changed the result: %d blocks", len(res.Content))
+	}
+	if vals, _ := st.Values("r1"); len(vals) != 1 {
+		t.Errorf("off stored %d values", len(vals)-1)
+	}
+	if got := r.call(t, ToolList).Content[0].(*mcp.TextContent).Text; !strings.Contains(got, `"total":1`) {
+		t.Errorf("retval_list with off = %s", got)
+	}
+}
