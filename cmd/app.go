@@ -36,8 +36,17 @@ const (
 	exitInvalid  = 7
 )
 
+// exitStatuser is an error that carries the exit status retval must end
+// with: the status of the MCP server the proxy ran, which already said
+// why on its stderr.
+type exitStatuser interface{ ExitStatus() int }
+
 // exitCode is the one place where errors become exit statuses.
 func exitCode(err error) int {
+	var es exitStatuser
+	if errors.As(err, &es) {
+		return es.ExitStatus()
+	}
 	switch retain.CodeOf(err) {
 	case retain.CodeUsage:
 		return exitUsage
@@ -108,6 +117,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int)
 // {"error": {"code", "message"}} (hints are for people), and returns its
 // exit status.
 func report(args []string, err error, stdout, stderr io.Writer) int {
+	var es exitStatuser
+	if errors.As(err, &es) {
+		return es.ExitStatus() // nothing to add to what the server said
+	}
 	name := ""
 	var ce *cmdError
 	var pe *panicError

@@ -34,9 +34,13 @@ retval mcp unwrap (--codex | --claude-code FILE) [--server NAME] [--dry-run]`,
 		Description: `retval mcp proxy relays an MCP server losslessly between a client (on
 stdin and stdout) and the server (started as CMD, or at --url), retaining
 big tools/call results: the model sees the stub, and reads more with the
-tools the proxy adds, retval_peek, retval_resolve and retval_list.
-retval mcp serve offers those three tools alone, for values retained by
-other means.
+tools the proxy adds, retval_peek, retval_resolve and retval_list (a
+page of retval_peek is at most 8 KiB unless peek-bytes is set: clients
+cut longer tool results). The store is runs_dir from the config file,
+else $XDG_STATE_HOME/retval/runs (~/.local/state/retval/runs), as for the
+hook; without --run each proxy process gets a run of its own, named on
+stderr. retval mcp serve [--run R] answers those three tools alone over
+stdio, for values retained by other means.
 
 retval mcp wrap rewrites a client's server entries to start the server
 through the proxy: --codex edits the [mcp_servers.NAME] tables of
@@ -53,6 +57,7 @@ inline table), is refused and left untouched.
 
 Example:
    retval mcp proxy -- npx -y @modelcontextprotocol/server-filesystem .
+   retval mcp proxy --url https://example.com/mcp
    retval mcp wrap --codex --dry-run
    retval mcp unwrap --claude-code .mcp.json --server fs
 

@@ -113,10 +113,18 @@ func TestServePeek(t *testing.T) {
 			t.Errorf("peek %s = %q (isError %v), want %q", tc.args, got, isErr, tc.want)
 		}
 	}
-	// The default page stays under the threshold and names the next.
+	// The default page stays within ToolPeekBytes (clients cut longer tool
+	// results) and names the next; an explicit peek-bytes applies as set.
 	got, _ := call(t, cs, ToolPeek, `{"id":"c1"}`)
+	if len(got) > ToolPeekBytes || !strings.HasSuffix(got, "[lines 1-236 of 3000; next: --lines 237-636]\n") {
+		t.Errorf("default page of %d bytes ends %q", len(got), got[max(0, len(got)-80):])
+	}
+	L := retain.DefaultLimits()
+	L.PeekBytes = 16 << 10
+	cs16 := connect(t, &Tools{Store: st, Run: "r1", Limits: L, PeekBytesSet: true})
+	got, _ = call(t, cs16, ToolPeek, `{"id":"c1"}`)
 	if !strings.HasSuffix(got, "[lines 1-400 of 3000; next: --lines 401-800]\n") {
-		t.Errorf("default page ends %q", got[max(0, len(got)-80):])
+		t.Errorf("page with peek-bytes 16KiB ends %q", got[max(0, len(got)-80):])
 	}
 }
 

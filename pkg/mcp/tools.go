@@ -29,6 +29,12 @@ func IsOwnTool(name string) bool {
 	return name == ToolPeek || name == ToolResolve || name == ToolList
 }
 
+// ToolPeekBytes is retval_peek's page size where peek-bytes is not set:
+// below the default 16 KiB, because clients cut a tool result before the
+// model sees it (Codex at about 12 KB, dropping the middle of a longer
+// page). An explicit peek-bytes applies as it is.
+const ToolPeekBytes = 8 << 10
+
 // Tools answers retval's tools against one store. The zero Limits are the
 // defaults.
 type Tools struct {
@@ -193,6 +199,9 @@ func (t *Tools) peek(raw json.RawMessage) ([]byte, error) {
 	caps, err := peek.CapsFor(t.Limits, t.PeekBytesSet)
 	if err != nil {
 		return nil, err
+	}
+	if !t.PeekBytesSet && (caps.Bytes < 0 || caps.Bytes > ToolPeekBytes) {
+		caps.Bytes = ToolPeekBytes
 	}
 	v, err := t.Store.OpenValue(run, a.ID)
 	if err != nil {

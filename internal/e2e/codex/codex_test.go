@@ -140,8 +140,9 @@ func scenarios(t *testing.T) {
 		data, name := s.writeJSONFile()
 		m := startMock(t, proxyScript(file, data))
 		// Codex cuts a tool result above about 12 KB in the middle, so a
-		// peek page must stay below that: 8 KiB, not the 16 KiB default.
-		s.configure(m, s.Retval, "mcp", "proxy", "--peek-bytes", "8KiB", "--", os.Getenv(envFS), s.Proj)
+		// peek page must stay below that: retval_peek's default page is
+		// 8 KiB (not peek's 16 KiB) for that reason.
+		s.configure(m, s.Retval, "mcp", "proxy", "--", os.Getenv(envFS), s.Proj)
 		s.run(m, "codex scenario")
 		with = checkProxied(t, s, m, text, name)
 	})
