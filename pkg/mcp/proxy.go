@@ -135,8 +135,7 @@ type envelope struct {
 	Result json.RawMessage `json:"result"`
 }
 
-func (e *envelope) isRequest() bool  { return e.Method != "" && len(e.ID) > 0 }
-func (e *envelope) isResponse() bool { return e.Method == "" && len(e.ID) > 0 }
+func (e *envelope) isRequest() bool { return e.Method != "" && len(e.ID) > 0 }
 
 // idKey is a message id as the pending map keys it.
 func idKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }
