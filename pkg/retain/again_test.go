@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/retval/retval/internal/testenv"
 )
 
 // readsBack checks that call of run holds exactly data.
@@ -137,4 +139,24 @@ func TestDescriptorBounded(t *testing.T) {
 	if got := truncateUTF8("ab😀", 3); got != "ab" {
 		t.Errorf("truncateUTF8 = %q", got)
 	}
+}
+
+// TestRetainAgainLongerStopsWriting: other, longer bytes under a call that
+// holds a value stop being written once past both max-value-size and the
+// stored value's size — on a disk with no room for them they are still a
+// conflict, not a full-disk fallback.
+func TestRetainAgainLongerStopsWriting(t *testing.T) {
+	dir := testenv.MountTiny(t, "1m")
+	s := Open(filepath.Join(dir, "runs"))
+	L := DefaultLimits()
+	L.Threshold, L.MaxValueSize = Unlimited, 64<<10
+	if res, err := s.Retain(strings.NewReader("a small value\n"), io.Discard, RetainOptions{Run: "r", Call: "c", Limits: L}); err != nil || !res.Retained {
+		t.Fatal(res, err)
+	}
+	big := strings.Repeat("other bytes\n", 400000) // 4.8 MB, far over the 1 MiB disk
+	res, err := s.Retain(strings.NewReader(big), io.Discard, RetainOptions{Run: "r", Call: "c", Limits: L})
+	if CodeOf(err) != CodeConflict {
+		t.Fatalf("longer other bytes: %+v, %v; want conflict", res, err)
+	}
+	readsBack(t, s, "r", "c", []byte("a small value\n"))
 }

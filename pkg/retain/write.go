@@ -131,9 +131,10 @@ type writer struct {
 	sink   sink     // the temporary content file; nil once committed
 	st     *stats
 	tooBig bool // the value passed max-value-size: no longer written
-	// existed: the call had a descriptor when the retain began, so this
-	// may be the same value again, which no limit refuses (commit decides).
-	existed bool
+	// old is the call's descriptor when the retain began: this may be the
+	// same value again, which no limit refuses (commit decides); once the
+	// input is longer than old, it is not.
+	old *Descriptor
 }
 
 // dropSink stops and removes the temporary content file.
@@ -184,7 +185,7 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		if w.tooBig {
 			return len(p), nil
 		}
-		if L.MaxValueSize > 0 && consumed > L.MaxValueSize && consumed > L.Threshold && !w.existed {
+		if L.MaxValueSize > 0 && consumed > L.MaxValueSize && consumed > L.Threshold && (w.old == nil || consumed > w.old.Size) {
 			// Past the limit: keep hashing for the stub, stop storing.
 			w.tooBig = true
 			pl.noIndex.Store(true)
@@ -240,6 +241,10 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		Compression: w.comp}
 	d.setCallID(w.opts.Call)
 	w.st.descriptor(d)
+	if w.tooBig && w.old != nil {
+		// Longer than the value the call holds: other bytes.
+		return nil, w.conflict(w.old)
+	}
 	if w.tooBig {
 		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, L.MaxValueSize))
 	}
@@ -254,8 +259,8 @@ func (w *writer) open() error {
 		return err
 	}
 	w.dir, w.lock = l.Dir, l.f
-	if _, err := os.Lstat(filepath.Join(w.dir, MetaName(w.id))); err == nil {
-		w.existed = true
+	if old, err := readDescriptor(filepath.Join(w.dir, MetaName(w.id))); err == nil {
+		w.old = old
 	}
 	tmp, err := createTemp(w.dir, string(w.id)+"-")
 	if err != nil {
@@ -366,7 +371,7 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	// The same value again comes before every limit: it is a no-op.
 	if old, err := readDescriptor(metaPath); err == nil {
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
-			return nil, Errorf(CodeConflict, "call %q of run %q is already retained with different bytes (sha256 %s, %d bytes); values are immutable: use a new call id", w.opts.Call, w.runID, old.SHA256, old.Size)
+			return nil, w.conflict(old)
 		}
 		return w.again(old, stored, index, in)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -411,6 +416,11 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	w.sink.File().Close()
 	w.sink = nil
 	return &Result{Retained: true, Descriptor: d, Stub: w.stub(d, "")}, nil
+}
+
+// conflict is the error for other bytes under a call that holds old.
+func (w *writer) conflict(old *Descriptor) error {
+	return Errorf(CodeConflict, "call %q of run %q is already retained with different bytes (sha256 %s, %d bytes); values are immutable: use a new call id", w.opts.Call, w.runID, old.SHA256, old.Size)
 }
 
 // again handles a retain of the bytes the call already holds. It is a
