@@ -438,7 +438,7 @@ func (w *writer) again(old *Descriptor, stored int64, index *os.File, in io.Read
 			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is damaged and could not be restored: %w", w.id, w.runID, err))
 		}
 		if probs := verifyValue(w.dir, w.id, old.Size > IndexMinSize, &n); len(probs) > 0 {
-			return nil, Errorf(CodeCorrupt, "value %q of run %q is still damaged after restoring it: %s (run retval verify)", w.id, w.runID, probs[0].Message)
+			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is still damaged after restoring it: %s (run retval verify)", w.id, w.runID, probs[0].Message))
 		}
 		if d, err := readDescriptor(filepath.Join(w.dir, MetaName(w.id))); err == nil {
 			old = d
@@ -459,12 +459,14 @@ func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []
 		bad[p.File] = true
 	}
 	oldContent := ContentName(w.id, old.Compression)
-	if bad[oldContent] || bad[MetaName(w.id)] {
+	contentBad := bad[oldContent] || bad[MetaName(w.id)]
+	if contentBad {
+		// The sink stays open: should the value still not verify, the
+		// input is read back from it. Its temporary name is gone, so
+		// dropping it removes nothing.
 		if err := os.Rename(w.sink.File().Name(), filepath.Join(w.dir, ContentName(w.id, w.comp))); err != nil {
 			return err
 		}
-		w.sink.File().Close()
-		w.sink = nil
 		if w.comp != old.Compression || stored != old.StoredBytes {
 			d := *old
 			d.Compression, d.StoredBytes = w.comp, stored
@@ -481,7 +483,9 @@ func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []
 		}
 	}
 	lines := filepath.Join(w.dir, LinesName(w.id))
-	if _, err := os.Lstat(lines); index != nil && (bad[LinesName(w.id)] || err != nil) {
+	// verify stops at bad content before it looks at the index, so new
+	// content gets this retain's index too.
+	if _, err := os.Lstat(lines); index != nil && (contentBad || bad[LinesName(w.id)] || err != nil) {
 		if err := os.Rename(index.Name(), lines); err != nil {
 			return err
 		}
