@@ -176,12 +176,6 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// fragmentMin is the least excerpt budget that shows part of a line: an
-// excerpt whose budget holds no line boundary shows a piece of the long
-// line it falls in when it has at least this many bytes, and nothing when
-// it has fewer (a few bytes of a line read as a whole line that is not
-// there).
-const fragmentMin = 64
 
 // excerpts picks the head and tail excerpts and the number of bytes between
 // them. Half the budget goes to the head; what the head leaves unused goes
@@ -201,34 +195,22 @@ func excerpts(in StubInput) (head, tail []byte, hidden int64) {
 }
 
 // cutHead returns the head excerpt of at most n bytes of buf: up to its
-// last newline; when the first n bytes hold none, a piece of the first
-// line up to its last UTF-8 boundary (buf's later bytes tell whether a
-// sequence would be split) if n is at least fragmentMin, else nothing.
+// last newline, or nothing when the first line does not fit whole (SPEC
+// §3: an excerpt never shows a fragment of a line).
 func cutHead(buf []byte, n int) []byte {
 	if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
 		return buf[:i+1]
 	}
-	if n < fragmentMin {
-		return nil
-	}
-	return buf[:runeStartBefore(buf, n)]
+	return nil
 }
 
 // cutTail starts w after its first newline when that leaves something;
-// otherwise, if w holds at least fragmentMin bytes, at its first UTF-8
-// boundary (a piece of the long last line), else it is empty.
+// otherwise the last line does not fit whole and the tail is empty.
 func cutTail(w []byte) []byte {
 	if i := bytes.IndexByte(w, '\n'); i >= 0 && i < len(w)-1 {
 		return w[i+1:]
 	}
-	if len(w) < fragmentMin {
-		return nil
-	}
-	i := 0
-	for i < len(w) && i < utf8.UTFMax-1 && isCont(w[i]) {
-		i++
-	}
-	return w[i:]
+	return nil
 }
 
 func isCont(c byte) bool { return c&0xC0 == 0x80 }
