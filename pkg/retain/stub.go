@@ -176,7 +176,6 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-
 // excerpts picks the head and tail excerpts and the number of bytes between
 // them. Half the budget goes to the head; what the head leaves unused goes
 // to the tail.
