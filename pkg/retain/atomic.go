@@ -1,10 +1,11 @@
 package retain
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/retval/retval/internal/fsx"
 )
@@ -45,51 +46,32 @@ func createTemp(dir, pattern string) (*os.File, error) {
 }
 
 // WriteFileAtomic writes data to path by way of a synced temporary file in
-// the same directory and a rename, then syncs the directory. A reader sees
-// the old file or the new one, never a part (golang.org/issue/22397).
+// the same directory and a rename, then syncs the directory (fsx's
+// Dir.WriteFileAtomic). A reader sees the old file or the new one, never a
+// part (golang.org/issue/22397); on failure nothing is left behind.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := createTemp(dir, filepath.Base(path)+"-")
+	d, err := fsx.OpenRoot(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(perm); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	return syncDir(dir)
+	defer d.Close()
+	return writeAtomicIn(d, filepath.Base(path), data, perm)
 }
 
-// testHookSyncDir, when set, sees every directory syncDir syncs.
-var testHookSyncDir func(dir string)
+// writeAtomicIn writes data to the entry name of d by way of a temporary
+// entry that marks it as a writer's (IsTemp).
+func writeAtomicIn(d *fsx.Dir, name string, data []byte, perm os.FileMode) error {
+	var r [8]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return err
+	}
+	return d.WriteFileAtomic(name, tmpPrefix+name+"-"+hex.EncodeToString(r[:]), data, perm)
+}
 
 // syncDir fsyncs a directory, making the entries created or renamed in it
 // durable (restic's fsyncDir).
 func syncDir(dir string) error {
-	if testHookSyncDir != nil {
-		testHookSyncDir(dir)
-	}
-	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	d, err := fsx.OpenRoot(dir)
 	if err != nil {
 		return err
 	}

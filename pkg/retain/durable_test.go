@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/retval/retval/internal/fsx"
 )
 
 // TestNewRunIsDurable checks the fsync order of a retain into a new run
@@ -18,8 +20,8 @@ func TestNewRunIsDurable(t *testing.T) {
 	parent := t.TempDir()
 	s := Open(filepath.Join(parent, "runs"))
 	var synced []string
-	testHookSyncDir = func(dir string) { synced = append(synced, filepath.Clean(dir)) }
-	defer func() { testHookSyncDir = nil }()
+	fsx.TestHookSync = func(dir string) { synced = append(synced, filepath.Clean(dir)) }
+	defer func() { fsx.TestHookSync = nil }()
 	L := DefaultLimits()
 	L.Threshold = Unlimited
 	res, err := s.Retain(bytes.NewReader([]byte(strings.Repeat("x\n", 10))), io.Discard, RetainOptions{Run: "r", Call: "c", Limits: L})

@@ -1,8 +1,6 @@
 package retain
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -66,12 +64,7 @@ func (s *Store) WriteTombstone(t Tombstone) error {
 		return err
 	}
 	defer d.Close()
-	var r [8]byte
-	if _, err := rand.Read(r[:]); err != nil {
-		return err
-	}
-	name := string(t.Run) + tombstoneExt
-	return d.WriteFileAtomic(name, tmpPrefix+name+"-"+hex.EncodeToString(r[:]), append(b, '\n'), fileMode)
+	return writeAtomicIn(d, string(t.Run)+tombstoneExt, append(b, '\n'), fileMode)
 }
 
 // ReadTombstone returns the tombstone of run, if gc left one. It never
