@@ -46,16 +46,15 @@ func Select(v *retain.Value, r Ref) (*Selection, error) {
 	case RefWhole:
 		s.End = v.Size()
 	case RefBytes:
-		if err := checkByteRange(v.Size(), r.Start, r.End); err != nil {
-			return nil, err
-		}
 		if err := peek.CheckBytes(v, r.Start, r.End); err != nil {
 			return nil, err
 		}
 		s.Start, s.End = r.Start, r.End
 	case RefLines:
-		if err := checkLineRange(v.Desc.Lines, r.Start, r.End); err != nil {
-			return nil, err
+		// peek's rules and messages, except that resolve and expand never
+		// clamp: a range that ends past the end fails too.
+		if n := v.Desc.Lines; r.End > n && r.Start <= n && r.Start >= 1 && r.End >= r.Start {
+			return nil, retain.Errorf(retain.CodeInvalidRange, "line range %d-%d ends past the end: the value has lines 1-%d; ask for lines %d-%d", r.Start, r.End, n, r.Start, n)
 		}
 		start, end, _, err := peek.LineSpan(v, r.Start, r.End)
 		if err != nil {
@@ -76,40 +75,6 @@ func Select(v *retain.Value, r Ref) (*Selection, error) {
 		s.Start, s.End, s.Kind = sp.Start, sp.End, sp.Kind
 	}
 	return s, nil
-}
-
-// checkByteRange checks a byte range against a value of size bytes, naming
-// the valid range when it reaches past the end. Where it splits a UTF-8
-// sequence is peek.CheckBytes's to say.
-func checkByteRange(size, start, end int64) error {
-	switch {
-	case start < 0 || end < 0:
-		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: offsets must be ≥ 0", start, end)
-	case start > end:
-		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: start is after end", start, end)
-	case start > size:
-		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d starts past the end: the value has bytes 0-%d (%s); ask for a range within them", start, end, size, plural(size, "byte"))
-	case end > size:
-		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d ends past the end: the value has bytes 0-%d (%s); ask for bytes %d-%d", start, end, size, plural(size, "byte"), start, size)
-	}
-	return nil
-}
-
-// checkLineRange checks a line range against a value of n lines. Resolve
-// and expand never clamp: a range that starts or ends past the end fails,
-// naming the valid range.
-func checkLineRange(n, first, last int64) error {
-	switch {
-	case first < 1 || last < first:
-		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d: lines count from 1 and the range must not be reversed", first, last)
-	case n == 0:
-		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d: the value is empty, it has no lines", first, last)
-	case first > n:
-		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d starts past the end: the value has lines 1-%d", first, last, n)
-	case last > n:
-		return retain.Errorf(retain.CodeInvalidRange, "line range %d-%d ends past the end: the value has lines 1-%d; ask for lines %d-%d", first, last, n, first, n)
-	}
-	return nil
 }
 
 // WriteTo writes the selection to w, streaming: the selected bytes, or for
