@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/jsondoc"
+	"github.com/retval/retval/internal/userfile"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/rogpeppe/go-internal/diff"
 )
@@ -27,7 +26,7 @@ const MaxSettingsSize = 4 << 20
 
 // BackupSuffix names the copy of a settings file as it was before an
 // install or uninstall changed it.
-const BackupSuffix = ".retval.bak"
+const BackupSuffix = userfile.BackupSuffix
 
 // UserSettings is the user's Claude Code settings file:
 // $CLAUDE_CONFIG_DIR/settings.json when that is set, else
@@ -136,11 +135,7 @@ func Uninstall(o UninstallOptions) ([]Change, error) {
 
 // settingsFile is one settings file being edited.
 type settingsFile struct {
-	path   string // where it is written (a symlink's target)
-	shown  string // as named
-	old    []byte
-	exists bool
-	mode   fs.FileMode
+	*userfile.File
 	root   *jsondoc.Node
 	indent string
 	final  string // "\n" when the file ends with a newline
@@ -154,7 +149,7 @@ func edit(hooksPath, allowPath string, dryRun bool, hookEdit, allowEdit func(*js
 	files := []*settingsFile{}
 	load := func(p string) (*settingsFile, error) {
 		for _, f := range files {
-			if f.shown == p {
+			if f.Shown == p {
 				return f, nil
 			}
 		}
@@ -177,11 +172,11 @@ func edit(hooksPath, allowPath string, dryRun bool, hookEdit, allowEdit func(*js
 		}
 	}
 	if hf.change.Hook, err = hookEdit(hf.root); err != nil {
-		return nil, fmt.Errorf("%s: %v; fix it by hand", hf.shown, err)
+		return nil, fmt.Errorf("%s: %v; fix it by hand", hf.Shown, err)
 	}
 	if af != nil {
 		if af.change.Allow, err = allowEdit(af.root); err != nil {
-			return nil, fmt.Errorf("%s: %v; fix it by hand", af.shown, err)
+			return nil, fmt.Errorf("%s: %v; fix it by hand", af.Shown, err)
 		}
 	}
 	var out []Change
@@ -190,12 +185,12 @@ func edit(hooksPath, allowPath string, dryRun bool, hookEdit, allowEdit func(*js
 		f.root.Print(&b, f.indent, 0)
 		b.WriteString(f.final)
 		now := []byte(b.String())
-		f.change.Changed = !bytes.Equal(now, f.old)
-		if !f.exists && !f.change.Hook && !f.change.Allow {
+		f.change.Changed = !bytes.Equal(now, f.Old)
+		if !f.Exists && !f.change.Hook && !f.change.Allow {
 			f.change.Changed = false // nothing to remove from a file that is not there
 		}
 		if f.change.Changed {
-			f.change.Diff = diff.Diff(f.shown+" (before)", f.old, f.shown+" (after)", now)
+			f.change.Diff = diff.Diff(f.Shown+" (before)", f.Old, f.Shown+" (after)", now)
 			if !dryRun {
 				if err := f.write(now); err != nil {
 					return out, err
@@ -208,25 +203,17 @@ func edit(hooksPath, allowPath string, dryRun bool, hookEdit, allowEdit func(*js
 }
 
 func loadSettings(p string) (*settingsFile, error) {
-	f := &settingsFile{path: p, shown: p, mode: 0o600, indent: "  ", final: "\n"}
-	f.change.Path = p
-	// A symlinked settings file (dotfile managers link them) is edited
-	// where it points, so the link stays a link.
-	if t, err := filepath.EvalSymlinks(p); err == nil {
-		f.path = t
+	uf, err := userfile.Load(p, MaxSettingsSize)
+	if err != nil {
+		return nil, err
 	}
-	b, err := fsx.ReadUserFile(f.path, MaxSettingsSize)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	f := &settingsFile{File: uf, indent: "  ", final: "\n"}
+	f.change.Path = p
+	if !uf.Exists {
 		f.root = &jsondoc.Node{Kind: '{'}
 		return f, nil
-	case err != nil:
-		return nil, fmt.Errorf("reading %s: %v", p, err)
 	}
-	f.exists, f.old = true, b
-	if fi, err := os.Stat(f.path); err == nil {
-		f.mode = fi.Mode().Perm()
-	}
+	b := uf.Old
 	if len(bytes.TrimSpace(b)) == 0 {
 		f.root = &jsondoc.Node{Kind: '{'}
 		return f, nil
@@ -246,59 +233,15 @@ func loadSettings(p string) (*settingsFile, error) {
 	return f, nil
 }
 
-// write replaces the file with b atomically (temp file, fsync, rename,
-// fsync of the directory), after keeping a backup of what it held.
+// write replaces the file with b atomically, after keeping a backup of
+// what it held.
 func (f *settingsFile) write(b []byte) error {
-	dir := filepath.Dir(f.path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	backup, err := f.Replace(b)
+	if err != nil {
 		return err
 	}
-	if f.exists {
-		f.change.Backup = f.shown + BackupSuffix
-		if err := writeAtomic(f.path+BackupSuffix, f.old, f.mode); err != nil {
-			return fmt.Errorf("writing the backup of %s: %v", f.shown, err)
-		}
-	}
-	if err := writeAtomic(f.path, b, f.mode); err != nil {
-		return fmt.Errorf("writing %s: %v", f.shown, err)
-	}
+	f.change.Backup = backup
 	return nil
-}
-
-func writeAtomic(path string, b []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(b); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	ok = true
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // isRetvalHook reports whether an entry of a matcher group's hooks is a

@@ -15,15 +15,13 @@ package mcpwrap
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/retval/retval/internal/fsx"
-	"github.com/retval/retval/pkg/retain"
+	"github.com/retval/retval/internal/userfile"
 	"github.com/rogpeppe/go-internal/diff"
 )
 
@@ -54,7 +52,7 @@ var ProxyArgs = []string{"mcp", "proxy", "--"}
 
 // BackupSuffix names the copy of a file as it was before a wrap or unwrap
 // changed it (the hook's install keeps the same).
-const BackupSuffix = ".retval.bak"
+const BackupSuffix = userfile.BackupSuffix
 
 // MaxFileSize bounds a configuration file read for editing (Claude Code
 // keeps its history in ~/.claude.json, beside the user-scope mcpServers).
@@ -218,15 +216,18 @@ func run(o Options, wrap bool) (*Result, error) {
 	if wrap && !filepath.IsAbs(o.Command) {
 		return nil, fmt.Errorf("the retval command %q is not an absolute path", o.Command)
 	}
-	f, err := load(o.Path)
+	f, err := userfile.Load(o.Path, MaxFileSize)
 	if err != nil {
 		return nil, err
 	}
-	before, err := ff.decode(f.old)
+	if !f.Exists {
+		return nil, fmt.Errorf("%s does not exist: nothing to do", o.Path)
+	}
+	before, err := ff.decode(f.Old)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not valid %s: %v; it is left as it is: fix it, then run this again", o.Path, ff.kind(), err)
 	}
-	src := string(f.old)
+	src := string(f.Old)
 	all, err := ff.servers(src, before)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v; it is left as it is", o.Path, err)
@@ -344,15 +345,15 @@ func run(o Options, wrap bool) (*Result, error) {
 		return nil, fmt.Errorf("%s: the edit would change more than command and args; it is left as it is: change it by hand", o.Path)
 	}
 	res.Changed = true
-	res.Diff = diff.Diff(o.Path+" (before)", f.old, o.Path+" (after)", []byte(now))
+	res.Diff = diff.Diff(o.Path+" (before)", f.Old, o.Path+" (after)", []byte(now))
 	if o.DryRun {
 		return res, nil
 	}
-	res.Backup = o.Path + BackupSuffix
-	if err := f.write([]byte(now)); err != nil {
-		res.Backup = ""
+	backup, err := f.Replace([]byte(now))
+	if err != nil {
 		return res, err
 	}
+	res.Backup = backup
 	return res, nil
 }
 
@@ -452,44 +453,6 @@ func (a *array) drop(src string, k int) string {
 		return src[a.start:p] + src[a.elems[k].start:a.end]
 	}
 	return src[a.start:p] + src[a.elems[k-1].end:a.end]
-}
-
-// file is the file being edited.
-type file struct {
-	path  string // where it is written (a symlink's target)
-	shown string // as named
-	old   []byte
-	mode  fs.FileMode
-}
-
-func load(p string) (*file, error) {
-	f := &file{path: p, shown: p, mode: 0o600}
-	if t, err := filepath.EvalSymlinks(p); err == nil {
-		f.path = t
-	}
-	b, err := fsx.ReadUserFile(f.path, MaxFileSize)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s does not exist: nothing to do", p)
-	case err != nil:
-		return nil, fmt.Errorf("reading %s: %v", p, err)
-	}
-	f.old = b
-	if fi, err := os.Stat(f.path); err == nil {
-		f.mode = fi.Mode().Perm()
-	}
-	return f, nil
-}
-
-// write keeps a backup of the file as it was, then replaces it atomically.
-func (f *file) write(b []byte) error {
-	if err := retain.WriteFileAtomic(f.path+BackupSuffix, f.old, f.mode); err != nil {
-		return fmt.Errorf("writing the backup of %s: %v; nothing changed", f.shown, err)
-	}
-	if err := retain.WriteFileAtomic(f.path, b, f.mode); err != nil {
-		return fmt.Errorf("writing %s: %v", f.shown, err)
-	}
-	return nil
 }
 
 // equal compares two decoded documents.

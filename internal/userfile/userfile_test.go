@@ -1,0 +1,64 @@
+package userfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestReplaceThroughSymlink: a symlinked file is edited where it points,
+// the link stays a link, and the backup named is the one written, beside
+// the target.
+func TestReplaceThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dot", "settings.json")
+	os.MkdirAll(filepath.Dir(target), 0o755)
+	if err := os.WriteFile(target, []byte("old\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "settings.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(link, 1<<20)
+	if err != nil || !f.Exists || string(f.Old) != "old\n" {
+		t.Fatalf("Load: %+v %v", f, err)
+	}
+	backup, err := f.Replace([]byte("new\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(backup); err != nil || string(b) != "old\n" {
+		t.Errorf("the backup named, %s, holds %q (%v)", backup, b, err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is no longer a link: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode not kept: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(link); string(b) != "new\n" {
+		t.Errorf("through the link: %q", b)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(target))
+	if len(ents) != 2 {
+		t.Errorf("left in the target's directory: %v (want the file and its backup)", ents)
+	}
+}
+
+// TestLoadMissing: a missing file is not an error, and Replace makes it
+// (and its directory) without a backup.
+func TestLoadMissing(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "new", "settings.json")
+	f, err := Load(p, 1<<20)
+	if err != nil || f.Exists {
+		t.Fatalf("Load: %+v %v", f, err)
+	}
+	backup, err := f.Replace([]byte("{}\n"))
+	if err != nil || backup != "" {
+		t.Fatalf("Replace: %q %v", backup, err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "{}\n" {
+		t.Errorf("wrote %q", b)
+	}
+}
