@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/pkg/hook"
 	"github.com/urfave/cli/v2"
 )
@@ -104,9 +103,10 @@ func answerClaudeCode(c *cli.Context, e *env) {
 		say("%v", err)
 		return
 	}
-	dir := r.RunsDir
-	if r.Values["runs-dir"].Source == config.FromDefault {
-		dir = hook.DefaultRunsDir()
+	dir, err := agentRunsDir(r)
+	if err != nil {
+		say("%v", err)
+		return
 	}
 	ans, err := hook.ClaudeCode(e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off})
 	if err != nil {

@@ -31,17 +31,17 @@ func init() {
 	mcpFlags = append(mcpFlags, &cli.StringFlag{Name: "url", Usage: "proxy: the Streamable HTTP MCP server to relay to, instead of -- CMD ARGS..."})
 }
 
-// mcpRunsDir is the store of the proxy and the server: the configured one,
-// else the hook's default (an MCP client starts its servers with a bare
+// agentRunsDir is the store of the hook, the proxy and the server: the
+// configured one, else the hook's default (an agent runs them with a bare
 // environment, in whatever directory it likes, so ./runs would be a
 // different store every time).
-func mcpRunsDir(r *config.Resolved) (string, error) {
+func agentRunsDir(r *config.Resolved) (string, error) {
 	dir := r.RunsDir
 	if r.Values["runs-dir"].Source == config.FromDefault {
 		dir = hook.DefaultRunsDir()
 	}
 	if dir == "" {
-		return "", usageErr("no store: set runs_dir in the config file, or pass --runs-dir DIR")
+		return "", usageErr("no store: HOME is not set, so there is no default; set runs_dir in ~/.config/retval/config.toml, RETVAL_RUNS_DIR, or pass --runs-dir DIR")
 	}
 	return dir, nil
 }
@@ -55,7 +55,7 @@ func runMCPServe(c *cli.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := mcpRunsDir(r)
+	dir, err := agentRunsDir(r)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func runMCPProxy(c *cli.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := mcpRunsDir(r)
+	dir, err := agentRunsDir(r)
 	if err != nil {
 		return err
 	}

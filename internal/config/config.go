@@ -112,15 +112,25 @@ type File struct {
 // RETVAL_CONFIG) is given: $XDG_CONFIG_HOME/retval/config.toml, by default
 // ~/.config/retval/config.toml. It is "" when neither variable says where.
 func UserFile() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" || !filepath.IsAbs(dir) { // the XDG rule: a relative one is ignored
-		home := os.Getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
+	dir := XDGDir("XDG_CONFIG_HOME", ".config")
+	if dir == "" {
+		return ""
 	}
 	return filepath.Join(dir, "retval", "config.toml")
+}
+
+// XDGDir is an XDG base directory: the variable env when it holds an
+// absolute path (the XDG rule: a relative one is ignored), else
+// $HOME/fallback; "" when HOME is not an absolute path either.
+func XDGDir(env, fallback string) string {
+	if dir := os.Getenv(env); filepath.IsAbs(dir) {
+		return dir
+	}
+	home := os.Getenv("HOME")
+	if !filepath.IsAbs(home) {
+		return ""
+	}
+	return filepath.Join(home, fallback)
 }
 
 // MaxFileSize bounds a config file: it holds a few dozen settings.

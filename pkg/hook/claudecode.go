@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/pkg/retain"
 )
@@ -247,13 +247,9 @@ func answer(h hookOutput, d *retain.Descriptor) (Answer, error) {
 // (never ./runs, which would scatter stores over every project the agent
 // visits). It is absolute, or "" when neither variable says where.
 func DefaultRunsDir() string {
-	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" || !filepath.IsAbs(dir) { // the XDG rule: a relative one is ignored
-		home := os.Getenv("HOME")
-		if home == "" || !filepath.IsAbs(home) {
-			return ""
-		}
-		dir = filepath.Join(home, ".local", "state")
+	dir := config.XDGDir("XDG_STATE_HOME", filepath.Join(".local", "state"))
+	if dir == "" {
+		return ""
 	}
 	return filepath.Join(dir, "retval", "runs")
 }
