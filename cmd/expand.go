@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/retain"
@@ -113,13 +114,21 @@ func runExpand(c *cli.Context, e *env) error {
 		}
 		return err
 	}
+	// The summary first, so that a summary that cannot be written prints
+	// nothing; and it goes again if the document cannot be printed: a
+	// summary vouches only for an expansion that was delivered.
 	if summary != "" {
 		if err := retain.WriteFileAtomic(summary, res.Summary, 0o600); err != nil {
-			return fmt.Errorf("writing the summary: %w", err)
+			return fmt.Errorf("writing the summary %s: %w; nothing was printed: give --summary a path that can be written", summary, err)
 		}
 	}
-	_, err = res.WriteTo(e.stdout)
-	return err
+	if _, err := res.WriteTo(e.stdout); err != nil {
+		if summary != "" {
+			os.Remove(summary)
+		}
+		return fmt.Errorf("printing the expanded document: %w (no summary was kept)", err)
+	}
+	return nil
 }
 
 // reportFailures lists every failing node on stderr, one line each. With
