@@ -120,8 +120,9 @@ func runGC(c *cli.Context, e *env) error {
 	return err
 }
 
-// isTerminal reports whether w is a terminal, where gc draws its progress
-// bar. Tests replace it to draw into a buffer.
+// isTerminal reports whether w is a terminal (only an *os.File can be):
+// gc draws its progress bar there, peek escapes what it shows there. Tests
+// replace it.
 var isTerminal = func(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

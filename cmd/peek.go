@@ -1,15 +1,12 @@
 package cmd
 
 import (
-	"io"
-	"os"
 	"strings"
 
 	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
 func init() { register(peekCommand) }
@@ -102,7 +99,7 @@ func runPeek(c *cli.Context, e *env) error {
 	defer v.Close()
 	if !r.JSON {
 		// Text: streamed when there is no byte cap, escaped on a terminal.
-		caps.Escape = stdoutIsTerminal(e.stdout)
+		caps.Escape = isTerminal(e.stdout)
 		switch sel.kind {
 		case "lines":
 			return peek.WriteLines(e.stdout, v, sel.a, sel.b, caps)
@@ -146,13 +143,6 @@ func runPeek(c *cli.Context, e *env) error {
 	return writeJSON(e.stdout, out)
 }
 
-// stdoutIsTerminal decides whether peek's output is shown escaped: only
-// an *os.File can be a terminal. A variable, so that a test can say what a
-// terminal would be shown.
-var stdoutIsTerminal = func(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
 
 // peekJSON is peek's --json output: the page's fields, and the text the
 // command prints without --json.

@@ -22,8 +22,8 @@ import (
 func init() {
 	// RETVAL_TEST_TERMINAL=1 makes peek take its stdout for a terminal, as
 	// an engineer's would be.
-	isTerminal := stdoutIsTerminal
-	stdoutIsTerminal = func(w io.Writer) bool { return os.Getenv("RETVAL_TEST_TERMINAL") == "1" || isTerminal(w) }
+	real := isTerminal
+	isTerminal = func(w io.Writer) bool { return os.Getenv("RETVAL_TEST_TERMINAL") == "1" || real(w) }
 
 	// mixed FILE LINES: LINES deterministic log lines mixing ASCII and
 	// multi-byte text ("000042 level=3 msg=日本語 …").
