@@ -143,7 +143,6 @@ func runPeek(c *cli.Context, e *env) error {
 	return writeJSON(e.stdout, out)
 }
 
-
 // peekJSON is peek's --json output: the page's fields, and the text the
 // command prints without --json.
 type peekJSON struct {
