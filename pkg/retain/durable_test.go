@@ -28,16 +28,7 @@ func TestNewRunIsDurable(t *testing.T) {
 	if err != nil || !res.Retained {
 		t.Fatal(res, err)
 	}
-	want := []string{parent, s.Dir, s.RunDir("r")}
-	at := 0
-	for _, d := range synced {
-		if at < len(want) && d == want[at] {
-			at++
-		}
-	}
-	if at != len(want) {
-		t.Errorf("synced %q; want %q in that order", synced, want)
-	}
+	checkOrder(t, synced, []string{parent, s.Dir, s.RunDir("r")})
 	// A second value in the same run creates no directory: only the run
 	// directory is synced.
 	synced = nil
@@ -47,4 +38,36 @@ func TestNewRunIsDurable(t *testing.T) {
 	if slices.Contains(synced, parent) || slices.Contains(synced, s.Dir) || !slices.Contains(synced, s.RunDir("r")) {
 		t.Errorf("second retain synced %q", synced)
 	}
+}
+
+// checkOrder fails unless synced holds want in that order.
+func checkOrder(t *testing.T, synced, want []string) {
+	t.Helper()
+	at := 0
+	for _, d := range synced {
+		if at < len(want) && d == want[at] {
+			at++
+		}
+	}
+	if at != len(want) {
+		t.Errorf("synced %q; want %q in that order", synced, want)
+	}
+}
+
+// TestNestedRunsDirIsDurable: a runs-dir made several levels deep at once
+// (as ~/.local/state/retval/runs often is) has every new level synced into
+// its parent.
+func TestNestedRunsDirIsDurable(t *testing.T) {
+	top := t.TempDir()
+	s := Open(filepath.Join(top, "a", "b", "runs"))
+	var synced []string
+	fsx.TestHookSync = func(dir string) { synced = append(synced, filepath.Clean(dir)) }
+	defer func() { fsx.TestHookSync = nil }()
+	L := DefaultLimits()
+	L.Threshold = Unlimited
+	if _, err := s.Retain(bytes.NewReader([]byte("x\n")), io.Discard, RetainOptions{Run: "r", Call: "c", Limits: L}); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(top, "a")
+	checkOrder(t, synced, []string{top, a, filepath.Join(a, "b"), s.Dir, s.RunDir("r")})
 }

@@ -113,11 +113,24 @@ func readOnly(err error) bool {
 // directory that holds it, so that a power loss cannot take it away with
 // the runs a stub already named.
 func (s *Store) makeRunsDir() error {
-	if fi, err := os.Stat(s.Dir); err == nil && fi.IsDir() {
+	return mkdirAllSynced(filepath.Clean(s.Dir))
+}
+
+// mkdirAllSynced is os.MkdirAll that syncs the parent of every directory
+// it creates (the agents' default store, ~/.local/state/retval/runs, is
+// often made several levels deep at once).
+func mkdirAllSynced(dir string) error {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 		return nil
 	}
-	if err := os.MkdirAll(s.Dir, dirMode); err != nil {
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirAllSynced(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return syncDir(filepath.Dir(filepath.Clean(s.Dir)))
+	return syncDir(parent)
 }
