@@ -73,6 +73,11 @@ func TestRetainAgainRestores(t *testing.T) {
 						t.Fatalf("retain again: %+v %v", res, err)
 					}
 					readsBack(t, s, "r", "c", data)
+					// Nothing is left over: the other representation's
+					// file of a restore across representations is gone.
+					if rep, err := Open(s.Dir).Verify(VerifyOptions{Run: "r", Grace: Unlimited}); err != nil || rep.Debris != 0 {
+						t.Errorf("debris after the restore: %+v %v", rep, err)
+					}
 				})
 			}
 		}

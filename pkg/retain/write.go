@@ -435,7 +435,7 @@ func (w *writer) again(old *Descriptor, stored int64, index *os.File, in io.Read
 	probs := verifyValue(w.dir, w.id, old.Size > IndexMinSize, &n)
 	if len(probs) > 0 {
 		if err := w.restore(old, stored, index, probs); err != nil {
-			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is damaged and could not be restored: %w", w.id, w.runID, err))
+			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", w.id, w.runID, err))
 		}
 		if probs := verifyValue(w.dir, w.id, old.Size > IndexMinSize, &n); len(probs) > 0 {
 			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is still damaged after restoring it: %s (run retval verify)", w.id, w.runID, probs[0].Message))
@@ -475,6 +475,10 @@ func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []
 				return err
 			}
 			if err := WriteFileAtomic(filepath.Join(w.dir, MetaName(w.id)), body, fileMode); err != nil {
+				if w.comp != old.Compression {
+					// The new representation's file names no value: no debris.
+					os.Remove(filepath.Join(w.dir, ContentName(w.id, w.comp)))
+				}
 				return err
 			}
 			if w.comp != old.Compression {
