@@ -28,7 +28,7 @@ func (v *Value) Stub(st StubSettings) (string, error) {
 	e := Limits{PreviewBytes: st.PreviewBytes, PeekLines: st.PeekLines}.Effective()
 	st.PreviewBytes, st.PeekLines = e.PreviewBytes, e.PeekLines
 	keep := min(st.PreviewBytes, v.Desc.Size)
-	head, err := v.Bytes(0, min(int64(headKeep(int(keep))), v.Desc.Size))
+	head, err := v.Bytes(0, keep)
 	if err != nil {
 		return "", err
 	}

@@ -20,8 +20,8 @@ type stats struct {
 	utf8     bool
 	carry    []byte // an incomplete UTF-8 sequence at the end of the last chunk
 	json     jsonvalid.Validator
-	keep     int    // bytes of tail to keep (the preview budget)
-	head     []byte // first keep+3 bytes: see StubInput.Head
+	keep     int    // bytes of head and tail to keep (the preview budget)
+	head     []byte // first keep bytes
 	tail     []byte // ring of the last keep bytes
 	tailPos  int
 	index    *indexBuilder // nil when no index is built
@@ -51,7 +51,7 @@ func (s *stats) add(p []byte) {
 	if !s.json.Failed() {
 		s.json.Write(p)
 	}
-	if n := headKeep(s.keep) - len(s.head); n > 0 {
+	if n := s.keep - len(s.head); n > 0 {
 		s.head = append(s.head, p[:min(n, len(p))]...)
 	}
 	s.addTail(p)
@@ -91,15 +91,6 @@ func (s *stats) checkUTF8(p []byte) {
 		return
 	}
 	s.carry = append([]byte(nil), p[cut:]...)
-}
-
-// headKeep is how many bytes of a value's head a stub with this preview
-// budget needs: see StubInput.Head.
-func headKeep(preview int) int {
-	if preview <= 0 {
-		return 0
-	}
-	return preview + utf8.UTFMax - 1
 }
 
 func (s *stats) addTail(p []byte) {

@@ -18,9 +18,9 @@ type StubInput struct {
 	Lines  int64
 	SHA256 string
 	Meta   Meta
-	// Head is the value's first min(PreviewBytes+3, Size) bytes (the three
-	// past the budget tell whether a cut would split a UTF-8 sequence);
-	// Tail its last min(PreviewBytes, Size) bytes.
+	// Head is the value's first min(PreviewBytes, Size) bytes; Tail its
+	// last min(PreviewBytes, Size) bytes. Excerpts are cut at newlines, so
+	// they never split a UTF-8 sequence.
 	Head, Tail   []byte
 	PreviewBytes int64
 	PeekLines    int64
