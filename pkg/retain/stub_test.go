@@ -255,3 +255,24 @@ func TestShellPeekCommand(t *testing.T) {
 		t.Errorf("dash ids: %s", got)
 	}
 }
+
+// TestReplayShellForm: replay rebuilds the shell form of the read-more
+// line byte for byte, store path included.
+func TestReplayShellForm(t *testing.T) {
+	s := testStore(t)
+	data := asciiLog()
+	L := DefaultLimits()
+	res, err := s.Retain(bytes.NewReader(data), io.Discard, RetainOptions{Run: "r", Call: "c", Limits: L, ReadMore: ReadMoreShell})
+	if err != nil || !res.Retained {
+		t.Fatal(res, err)
+	}
+	if !strings.Contains(res.Stub, "retval peek --runs-dir "+s.Dir+" --run r c --lines ") {
+		t.Fatalf("stub:\n%s", res.Stub)
+	}
+	st := L.StubSettings(PolicyLegacy)
+	st.ReadMore = ReadMoreShell
+	got, err := s.Replay(bytes.NewReader(data), io.Discard, "r", "c", st)
+	if err != nil || got != res.Stub {
+		t.Errorf("replay gives %q, %v; retain printed %q", got, err, res.Stub)
+	}
+}
