@@ -278,20 +278,25 @@ func init() {
 	config.Settings = append(config.Settings, config.Setting{Flag: "config", Kind: config.String, Usage: "TOML or YAML file with any of these settings"})
 }
 
+// configPath is the config file to read: the one given (--config or
+// RETVAL_CONFIG), else the user's file where there is one, else "".
+func configPath(given string) string {
+	if given != "" {
+		return given
+	}
+	if p := config.UserFile(); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
 // settings resolves every setting for this invocation.
 func settings(c *cli.Context) (*config.Resolved, error) {
 	file := config.File{}
 	cfg := config.Resolve(mustSetting("config"), c.String("config"), c.IsSet("config"), config.File{})
-	path := cfg.Text
-	if path == "" {
-		// No --config: the user's file, where there is one.
-		if p := config.UserFile(); p != "" {
-			if _, err := os.Stat(p); err == nil {
-				path = p
-			}
-		}
-	}
-	if path != "" {
+	if path := configPath(cfg.Text); path != "" {
 		f, err := config.LoadFile(path)
 		if err != nil {
 			return nil, usageErr("%v", err)

@@ -272,7 +272,7 @@ func runOf(words []string) (dir, run string) {
 		return config.Resolve(mustSetting(name), v, set, file).Text
 	}
 	var file config.File
-	if path := value("config", config.File{}); path != "" {
+	if path := configPath(value("config", config.File{})); path != "" {
 		file, _ = config.LoadFile(path)
 	}
 	return value("runs-dir", file), value("run", file)
