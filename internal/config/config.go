@@ -372,13 +372,11 @@ func Build(values map[string]Value) (*Resolved, error) {
 	default:
 		return nil, bad(v, fmt.Errorf("invalid policy %q: want legacy or bounded", v.Text))
 	}
-	if v := values["read-more"]; true {
-		rm, e := retain.ParseReadMore(v.Text)
-		if e != nil {
-			return nil, bad(v, fmt.Errorf("invalid read-more form %q: want peek or shell", v.Text))
-		}
-		r.ReadMore = rm
+	rm, e := retain.ParseReadMore(values["read-more"].Text)
+	if e != nil {
+		return nil, bad(values["read-more"], e)
 	}
+	r.ReadMore = rm
 	switch v := values["compress"]; v.Text {
 	case "none", "zstd", "auto":
 		r.Compress = v.Text

@@ -58,7 +58,7 @@ func ParseReadMore(s string) (ReadMore, error) {
 	case ReadMoreShell:
 		return ReadMoreShell, nil
 	}
-	return "", Errorf(CodeUsage, "unknown read-more form %q: want peek or shell", s)
+	return "", Errorf(CodeUsage, "invalid read-more form %q: want peek or shell", s)
 }
 
 // Completeness renders the completeness part of a stub's header.
