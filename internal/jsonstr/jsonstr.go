@@ -6,6 +6,8 @@
 package jsonstr
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"unicode/utf8"
 )
@@ -136,4 +138,17 @@ func (w *Writer) Close() error {
 	w.carry = nil
 	_, err := w.W.Write(w.buf)
 	return err
+}
+
+// Marshal is json.Marshal without HTML escaping and without the newline
+// an Encoder adds: the one-line form every JSON retval writes for a
+// machine uses.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -2,7 +2,6 @@ package expand
 
 import (
 	"bytes"
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -49,7 +48,7 @@ func (rs *Resolver) list(from, limit int64) ([]byte, error) {
 	end := min(start+retain.DefaultPageSize, total)
 	entries := make([][]byte, 0, end-start)
 	for _, d := range vals[start:end] {
-		b, err := marshalCompact(listEntry{ID: d.ID, Tool: d.Tool, Size: d.Size, Lines: d.Lines, Complete: d.Complete, Created: d.Created, SHA256: d.SHA256})
+		b, err := jsonstr.Marshal(listEntry{ID: d.ID, Tool: d.Tool, Size: d.Size, Lines: d.Lines, Complete: d.Complete, Created: d.Created, SHA256: d.SHA256})
 		if err != nil {
 			return nil, err
 		}
@@ -88,16 +87,4 @@ func listPage(run retain.ID, from, total, next int64, entries [][]byte) []byte {
 	b = append(b, `,"values":[`...)
 	b = append(b, bytes.Join(entries, []byte{','})...)
 	return append(b, "]}"...)
-}
-
-// marshalCompact is json.Marshal without HTML escaping and its newline,
-// as the catalogue renders descriptors.
-func marshalCompact(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

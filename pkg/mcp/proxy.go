@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -225,7 +226,7 @@ func joinBatch(msgs [][]byte) []byte {
 
 // response renders a JSON-RPC response with result v.
 func response(id json.RawMessage, v any) []byte {
-	res, err := marshal(v)
+	res, err := jsonstr.Marshal(v)
 	if err != nil {
 		return errorResponse(id, -32603, err.Error())
 	}
@@ -233,19 +234,8 @@ func response(id json.RawMessage, v any) []byte {
 }
 
 func errorResponse(id json.RawMessage, code int, msg string) []byte {
-	m, _ := marshal(msg)
+	m, _ := jsonstr.Marshal(msg)
 	return []byte(`{"jsonrpc":"2.0","id":` + string(bytes.TrimSpace(id)) + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + string(m) + `}}`)
-}
-
-// marshal is json.Marshal without HTML escaping and without the newline.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
 // fromServer relays the server's messages to the client, rewriting the
@@ -336,14 +326,14 @@ func rewriteInitialize(result json.RawMessage) json.RawMessage {
 	if _, ok := caps["tools"]; !ok {
 		caps["tools"] = json.RawMessage(`{}`)
 	}
-	m["capabilities"], _ = marshal(caps)
+	m["capabilities"], _ = jsonstr.Marshal(caps)
 	instr := Instructions
 	var old string
 	if json.Unmarshal(m["instructions"], &old) == nil && old != "" {
 		instr = old + "\n\n" + Instructions
 	}
-	m["instructions"], _ = marshal(instr)
-	b, _ := marshal(m)
+	m["instructions"], _ = jsonstr.Marshal(instr)
+	b, _ := jsonstr.Marshal(m)
 	return b
 }
 
@@ -379,10 +369,10 @@ func (p *Proxy) rewriteToolsList(result json.RawMessage) (json.RawMessage, error
 		}
 	}
 	var err error
-	if m["tools"], err = marshal(all); err != nil {
+	if m["tools"], err = jsonstr.Marshal(all); err != nil {
 		return nil, err
 	}
-	return marshal(m)
+	return jsonstr.Marshal(m)
 }
 
 // block is what the proxy reads of a content block.
@@ -465,10 +455,10 @@ func (p *Proxy) retainResult(tool string, result json.RawMessage) json.RawMessag
 		}
 	}
 	var err error
-	if m["content"], err = marshal(out); err != nil {
+	if m["content"], err = jsonstr.Marshal(out); err != nil {
 		return nil
 	}
-	b, err := marshal(m)
+	b, err := jsonstr.Marshal(m)
 	if err != nil {
 		return nil
 	}
@@ -520,7 +510,7 @@ func copiesText(sc json.RawMessage, value string, texts []string) bool {
 }
 
 func textBlock(text string) json.RawMessage {
-	b, _ := marshal(map[string]string{"type": "text", "text": text})
+	b, _ := jsonstr.Marshal(map[string]string{"type": "text", "text": text})
 	return b
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+
+	"github.com/retval/retval/internal/jsonstr"
 )
 
 // Instructions is the line of instructions a client gets from retval's
@@ -103,6 +105,6 @@ func (t *Tools) answer(m json.RawMessage, version string) []byte {
 }
 
 func strconvQuote(s string) string {
-	b, _ := marshal(s)
+	b, _ := jsonstr.Marshal(s)
 	return string(b)
 }

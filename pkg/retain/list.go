@@ -1,12 +1,12 @@
 package retain
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/retval/retval/internal/jsonstr"
 )
 
 // DefaultPageSize is the catalogue's page size when none is given.
@@ -100,14 +100,7 @@ func (s *Store) CataloguePage(run string, page, size int) (*Page, error) {
 	return p, nil
 }
 
-// MarshalPage renders a page as the canonical JSON bytes (one line), so the
-// catalogue command and $list_results answer byte for byte the same.
-func MarshalPage(p *Page) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+// MarshalPage renders a page as the canonical JSON bytes (one line) that
+// `catalogue --json` prints. ($list_results answers compact entries of the
+// same page shape, rendered the same way: see pkg/expand.)
+func MarshalPage(p *Page) ([]byte, error) { return jsonstr.Marshal(p) }
