@@ -53,7 +53,7 @@ func (s *session) run(m *mockAPI, prompt string, args ...string) result {
 	cmd.Stderr = &stderr
 	start := time.Now()
 	out, err := cmd.Output()
-	s.t.Logf("claude -p: %v, %d requests", time.Since(start).Round(10*time.Millisecond), len(m.requests()))
+	s.t.Logf("claude -p: %v, %d requests", time.Since(start).Round(10*time.Millisecond), len(m.Requests()))
 	if err != nil {
 		s.t.Fatalf("claude: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
 	}
@@ -85,7 +85,7 @@ func scenarios(t *testing.T) {
 		}
 		m := startMock(t, bashScript)
 		r := s.run(m, "bash scenario 20000")
-		stub, ok := m.result("toolu_seq")
+		stub, ok := m.Result("toolu_seq")
 		if !ok {
 			t.Fatal("the model never received the seq result")
 		}
@@ -102,7 +102,7 @@ func scenarios(t *testing.T) {
 		}
 		cmd := e2etest.ReadMore(stub)
 		a, b := e2etest.PeekRange(t, cmd)
-		got, ok := m.result("toolu_peek")
+		got, ok := m.Result("toolu_peek")
 		if !ok {
 			t.Fatalf("the model never ran the read-more command %q", cmd)
 		}
@@ -115,7 +115,7 @@ func scenarios(t *testing.T) {
 		// stdout as Claude Code hands it over: without its last newline.
 		m = startMock(t, bashScript)
 		s.run(m, "bash scenario 5000")
-		stub, _ = m.result("toolu_seq")
+		stub, _ = m.Result("toolu_seq")
 		bashMidWith = len(stub)
 		if !strings.HasPrefix(stub, "[retained #toolu_seq] 23892 bytes, 5000 lines, sha256:"+e2etest.SHA(bytes.TrimSuffix(e2etest.SeqOutput(5000), []byte("\n")))+", complete\n") {
 			t.Errorf("seq 1 5000: the model did not receive the stub: %.300q", stub)
@@ -126,7 +126,7 @@ func scenarios(t *testing.T) {
 		s := newSession(t)
 		m := startMock(t, bashScript)
 		s.run(m, "bash scenario 20000")
-		got, ok := m.result("toolu_seq")
+		got, ok := m.Result("toolu_seq")
 		if !ok {
 			t.Fatal("the model never received the seq result")
 		}
@@ -136,7 +136,7 @@ func scenarios(t *testing.T) {
 		}
 		m = startMock(t, bashScript)
 		s.run(m, "bash scenario 5000")
-		got, _ = m.result("toolu_seq")
+		got, _ = m.Result("toolu_seq")
 		bashMidWithout = len(got)
 		if strings.TrimSuffix(got, "\n") != strings.TrimSuffix(string(e2etest.SeqOutput(5000)), "\n") {
 			t.Errorf("seq 1 5000 without the hook: the model should see the whole output, got %d bytes", len(got))
@@ -154,7 +154,7 @@ func scenarios(t *testing.T) {
 		file := s.mcpSetup(text)
 		m := startMock(t, mcpScript(file))
 		r := s.run(m, "mcp scenario", s.mcpArgs()...)
-		stub, ok := m.result("toolu_mcp")
+		stub, ok := m.Result("toolu_mcp")
 		if !ok {
 			t.Fatal("the model never received the MCP result")
 		}
@@ -175,7 +175,7 @@ func scenarios(t *testing.T) {
 		}
 		cmd := e2etest.ReadMore(stub)
 		a, b := e2etest.PeekRange(t, cmd)
-		got, ok := m.result("toolu_mpeek")
+		got, ok := m.Result("toolu_mpeek")
 		if !ok {
 			t.Fatalf("the model never ran the read-more command %q", cmd)
 		}
@@ -187,7 +187,7 @@ func scenarios(t *testing.T) {
 		file := s.mcpSetup(text)
 		m := startMock(t, mcpScript(file))
 		s.run(m, "mcp scenario", s.mcpArgs()...)
-		got, ok := m.result("toolu_mcp")
+		got, ok := m.Result("toolu_mcp")
 		if !ok {
 			t.Fatal("the model never received the MCP result")
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/retval/retval/internal/e2e/e2etest"
@@ -21,33 +20,14 @@ type mockAPI struct {
 	decide func(c conversation) reply
 	url    string
 
-	mu  sync.Mutex
-	log []conversation // every /v1/messages request, in order
+	e2etest.Log // every request, in order
 }
 
-// conversation is what the mock reads from a request.
-type conversation struct {
-	Prompt string   // text of the first user message
-	Tools  []string // names of the tools offered
-	// Results are the tool results of the conversation, oldest first.
-	Results []toolResult
-}
+// conversation is what one request told the mock.
+type conversation = e2etest.Conversation
 
-// Last is the newest tool result, or nil before any tool ran.
-func (c conversation) Last() *toolResult {
-	if len(c.Results) == 0 {
-		return nil
-	}
-	return &c.Results[len(c.Results)-1]
-}
-
-// toolResult is one tool_result block: its id and the text the model
-// receives.
-type toolResult struct {
-	ID      string
-	Text    string
-	IsError bool
-}
+// toolResult is one tool result the model received.
+type toolResult = e2etest.ToolResult
 
 // reply is one assistant turn: text, or a tool call (then the turn stops
 // for the tool).
@@ -62,26 +42,6 @@ func startMock(t testing.TB, decide func(conversation) reply) *mockAPI {
 	m := &mockAPI{t: t, decide: decide}
 	m.url = e2etest.Serve(t, m)
 	return m
-}
-
-// requests returns the log so far.
-func (m *mockAPI) requests() []conversation {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]conversation(nil), m.log...)
-}
-
-// result returns the text the model received for tool call id, and
-// whether it received one.
-func (m *mockAPI) result(id string) (string, bool) {
-	for _, c := range m.requests() {
-		for _, r := range c.Results {
-			if r.ID == id {
-				return r.Text, true
-			}
-		}
-	}
-	return "", false
 }
 
 func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -106,9 +66,7 @@ func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	m.mu.Lock()
-	m.log = append(m.log, c)
-	m.mu.Unlock()
+	m.Record(c)
 	rep := m.decide(c)
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")

@@ -88,7 +88,7 @@ func (s *session) run(m *mockAPI, prompt string) {
 	cmd.Stderr = &stderr
 	start := time.Now()
 	out, err := cmd.Output()
-	s.t.Logf("codex exec: %v, %d requests", time.Since(start).Round(10*time.Millisecond), len(m.requests()))
+	s.t.Logf("codex exec: %v, %d requests", time.Since(start).Round(10*time.Millisecond), len(m.Requests()))
 	if err != nil {
 		s.t.Fatalf("codex: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
 	}
@@ -120,9 +120,9 @@ func scenarios(t *testing.T) {
 		m := startMock(t, readScript(file))
 		s.configure(m, os.Getenv(envFS), s.Proj)
 		s.run(m, "codex scenario")
-		got, ok := m.result("call_read")
+		got, ok := m.Result("call_read")
 		if !ok {
-			t.Fatalf("the model never received the read_text_file result (tools offered: %v)", m.tools())
+			t.Fatalf("the model never received the read_text_file result (tools offered: %v)", m.Tools())
 		}
 		without = len(got)
 		// Codex shows the model only structuredContent when there is
@@ -181,13 +181,13 @@ func scenarios(t *testing.T) {
 func checkProxied(t *testing.T, s *session, m *mockAPI, text, name string) int {
 	t.Helper()
 	for _, tool := range []string{"mcp__fs/retval_peek", "mcp__fs/retval_resolve", "mcp__fs/retval_list", "mcp__fs/read_text_file"} {
-		if !slices.Contains(m.tools(), tool) {
-			t.Errorf("Codex did not offer %s: %v", tool, m.tools())
+		if !slices.Contains(m.Tools(), tool) {
+			t.Errorf("Codex did not offer %s: %v", tool, m.Tools())
 		}
 	}
-	got, ok := m.result("call_read")
+	got, ok := m.Result("call_read")
 	if !ok {
-		t.Fatalf("the model never received the read_text_file result (tools offered: %v)", m.tools())
+		t.Fatalf("the model never received the read_text_file result (tools offered: %v)", m.Tools())
 	}
 	t.Logf("the model received for read_text_file of %d bytes (%d bytes):\n%s", len(text), len(got), got)
 	stub := output(got)
@@ -218,17 +218,17 @@ func checkProxied(t *testing.T, s *session, m *mockAPI, text, name string) int {
 	}
 	a, _ := strconv.Atoi(pk[2])
 	b, _ := strconv.Atoi(pk[3])
-	peek, ok := m.result("call_peek")
+	peek, ok := m.Result("call_peek")
 	if !ok {
 		t.Fatal("the model never received the retval_peek result")
 	}
 	e2etest.CheckPeek(t, output(peek), lines, a, b)
 
-	js, _ := m.result("call_json")
+	js, _ := m.Result("call_json")
 	if !strings.HasPrefix(output(js), "[retained #") {
 		t.Fatalf("the JSON file did not come back as a stub: %.300q", js)
 	}
-	res, ok := m.result("call_resolve")
+	res, ok := m.Result("call_resolve")
 	if !ok {
 		t.Fatal("the model never received the retval_resolve result")
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/retval/retval/internal/e2e/e2etest"
@@ -20,30 +19,14 @@ type mockAPI struct {
 	decide func(c conversation) reply
 	url    string
 
-	mu  sync.Mutex
-	log []conversation
-	raw [][]byte // every request body, in order
+	e2etest.Log // every request, in order
 }
 
-type conversation struct {
-	Prompt  string   // the user's text (not Codex's own context blocks)
-	Tools   []string // the tools offered: NAME, or NAMESPACE/NAME
-	Results []toolResult
-}
+// conversation is what one request told the mock.
+type conversation = e2etest.Conversation
 
-func (c conversation) Last() *toolResult {
-	if len(c.Results) == 0 {
-		return nil
-	}
-	return &c.Results[len(c.Results)-1]
-}
-
-// toolResult is one function_call_output: the call it answers and the
-// text the model receives.
-type toolResult struct {
-	ID   string
-	Text string
-}
+// toolResult is one tool result the model received.
+type toolResult = e2etest.ToolResult
 
 // reply is one assistant turn: text, or one function call (Namespace set
 // for an MCP tool).
@@ -59,31 +42,6 @@ func startMock(t testing.TB, decide func(conversation) reply) *mockAPI {
 	m := &mockAPI{t: t, decide: decide}
 	m.url = e2etest.Serve(t, m) + "/v1"
 	return m
-}
-
-func (m *mockAPI) requests() []conversation {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]conversation(nil), m.log...)
-}
-
-func (m *mockAPI) result(id string) (string, bool) {
-	for _, c := range m.requests() {
-		for _, r := range c.Results {
-			if r.ID == id {
-				return r.Text, true
-			}
-		}
-	}
-	return "", false
-}
-
-func (m *mockAPI) tools() []string {
-	var all []string
-	for _, c := range m.requests() {
-		all = append(all, c.Tools...)
-	}
-	return all
 }
 
 func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -102,11 +60,7 @@ func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	m.mu.Lock()
-	m.log = append(m.log, c)
-	m.raw = append(m.raw, body)
-	n := len(m.log)
-	m.mu.Unlock()
+	n := m.Record(c)
 	rep := m.decide(c)
 	id := fmt.Sprintf("resp_%d", n)
 	sse := e2etest.StartSSE(w)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/retval/retval/internal/e2e/e2etest"
@@ -21,29 +20,14 @@ type mockAPI struct {
 	decide func(c conversation) reply
 	url    string
 
-	mu  sync.Mutex
-	log []conversation
+	e2etest.Log // every request, in order
 }
 
-type conversation struct {
-	Prompt  string   // text of the last user message
-	Tools   []string // names of the tools offered
-	Results []toolResult
-}
+// conversation is what one request told the mock.
+type conversation = e2etest.Conversation
 
-func (c conversation) Last() *toolResult {
-	if len(c.Results) == 0 {
-		return nil
-	}
-	return &c.Results[len(c.Results)-1]
-}
-
-// toolResult is one role "tool" message: the call it answers and the text
-// the model receives.
-type toolResult struct {
-	ID   string
-	Text string
-}
+// toolResult is one tool result the model received.
+type toolResult = e2etest.ToolResult
 
 // reply is one assistant turn: text, or one tool call.
 type reply struct {
@@ -57,33 +41,6 @@ func startMock(t testing.TB, decide func(conversation) reply) *mockAPI {
 	m := &mockAPI{t: t, decide: decide}
 	m.url = e2etest.Serve(t, m) + "/v1"
 	return m
-}
-
-func (m *mockAPI) requests() []conversation {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]conversation(nil), m.log...)
-}
-
-// result is the text the model received for tool call id.
-func (m *mockAPI) result(id string) (string, bool) {
-	for _, c := range m.requests() {
-		for _, r := range c.Results {
-			if r.ID == id {
-				return r.Text, true
-			}
-		}
-	}
-	return "", false
-}
-
-// hasTool reports whether any request offered a tool named name.
-func (m *mockAPI) tools() []string {
-	var all []string
-	for _, c := range m.requests() {
-		all = append(all, c.Tools...)
-	}
-	return all
 }
 
 func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -103,9 +60,7 @@ func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	m.mu.Lock()
-	m.log = append(m.log, c)
-	m.mu.Unlock()
+	m.Record(c)
 	rep := reply{Text: "Mock title"}
 	if len(c.Tools) > 0 {
 		rep = m.decide(c)

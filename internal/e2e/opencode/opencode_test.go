@@ -103,7 +103,7 @@ func (s *session) run(m *mockAPI, prompt string) {
 	cmd.Stderr = &stderr
 	start := time.Now()
 	out, err := cmd.Output()
-	s.t.Logf("opencode run: %v, %d requests", time.Since(start).Round(10*time.Millisecond), len(m.requests()))
+	s.t.Logf("opencode run: %v, %d requests", time.Since(start).Round(10*time.Millisecond), len(m.Requests()))
 	// Inside the namespace nothing outside can be reached; a dependency
 	// opencode tried to fetch would show here.
 	if strings.Contains(stderr.String(), "install failed") {
@@ -145,7 +145,7 @@ func checkStub(t *testing.T, s *session, m *mockAPI, got, id, value, peekID stri
 		t.Errorf("the stored value is %d bytes, sha256 %s: not the whole result", len(stored), e2etest.SHA(stored))
 	}
 	a, b := e2etest.PeekRange(t, cmd)
-	peek, ok := m.result(peekID)
+	peek, ok := m.Result(peekID)
 	if !ok {
 		t.Fatalf("the model never ran the read-more command %q", cmd)
 	}
@@ -163,7 +163,7 @@ func scenarios(t *testing.T) {
 		m := startMock(t, bashScript)
 		s.configure(m, nil)
 		s.run(m, "bash scenario 20000")
-		stub, ok := m.result("call_seq")
+		stub, ok := m.Result("call_seq")
 		if !ok {
 			t.Fatal("the model never received the seq result")
 		}
@@ -180,7 +180,7 @@ func scenarios(t *testing.T) {
 		m := startMock(t, bashScript)
 		s.configure(m, nil)
 		s.run(m, "bash scenario medium")
-		stub, ok := m.result("call_seq")
+		stub, ok := m.Result("call_seq")
 		if !ok {
 			t.Fatal("the model never received the result")
 		}
@@ -193,7 +193,7 @@ func scenarios(t *testing.T) {
 		m := startMock(t, bashScript)
 		s.configure(m, nil)
 		s.run(m, "bash scenario 20000")
-		got, ok := m.result("call_seq")
+		got, ok := m.Result("call_seq")
 		if !ok {
 			t.Fatal("the model never received the seq result")
 		}
@@ -209,9 +209,9 @@ func scenarios(t *testing.T) {
 		m := startMock(t, mcpScript(file))
 		s.configure(m, s.mcpServers())
 		s.run(m, "mcp scenario")
-		stub, ok := m.result("call_mcp")
+		stub, ok := m.Result("call_mcp")
 		if !ok {
-			t.Fatalf("the model never received the MCP result (tools offered: %v)", m.tools())
+			t.Fatalf("the model never received the MCP result (tools offered: %v)", m.Tools())
 		}
 		mcpWith = len(stub)
 		t.Logf("the model received for read_text_file of %d bytes (%d bytes):\n%s", len(text), len(stub), stub)
@@ -224,9 +224,9 @@ func scenarios(t *testing.T) {
 		m := startMock(t, mcpScript(file))
 		s.configure(m, s.mcpServers())
 		s.run(m, "mcp scenario")
-		got, ok := m.result("call_mcp")
+		got, ok := m.Result("call_mcp")
 		if !ok {
-			t.Fatalf("the model never received the MCP result (tools offered: %v)", m.tools())
+			t.Fatalf("the model never received the MCP result (tools offered: %v)", m.Tools())
 		}
 		mcpWithout = len(got)
 		if !strings.Contains(got, "truncated") || strings.Contains(got, "[retained #") {
