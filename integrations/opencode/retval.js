@@ -130,9 +130,10 @@ async function mcp(input, output) {
     else rest.push(block)
   }
   if (texts.length === 0) return
-  let stub = await retain(input, texts.join("\n\n"))
+  // Joined as the hook and the MCP proxy join them, by newlines.
+  let stub = await retain(input, texts.join("\n"))
   if (stub === undefined) return
-  if (texts.length > 1) stub += `[the value is the result's ${texts.length} text blocks joined by blank lines]\n`
+  if (texts.length > 1) stub += `[the value is the result's ${texts.length} text blocks joined by newlines]\n`
   output.content = [{ type: "text", text: stub }, ...rest]
 }
 

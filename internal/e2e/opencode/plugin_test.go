@@ -134,15 +134,15 @@ func TestPluginMCPBlocks(t *testing.T) {
 		t.Fatalf("content after the hook: %.300v", got["content"])
 	}
 	stub, _ := content[0].(map[string]any)["text"].(string)
-	if !strings.HasPrefix(stub, "[retained #call_7] 60002 bytes, 30002 lines, sha256:"+e2etest.SHA([]byte(a+"\n\n"+b))) ||
-		!strings.HasSuffix(stub, "[the value is the result's 2 text blocks joined by blank lines]\n") {
+	if !strings.HasPrefix(stub, "[retained #call_7] 60001 bytes, 30001 lines, sha256:"+e2etest.SHA([]byte(a+"\n"+b))) ||
+		!strings.HasSuffix(stub, "[the value is the result's 2 text blocks joined by newlines]\n") {
 		t.Errorf("the stub: %q", stub)
 	}
 	if img, _ := json.Marshal(content[1]); string(img) != `{"data":"AAAA","mimeType":"image/png","type":"image"}` {
 		t.Errorf("the image became %s", img)
 	}
 	stored, err := os.ReadFile(filepath.Join(home, ".local", "state", "retval", "runs", "ses_x.values", "call_7.txt"))
-	if err != nil || string(stored) != a+"\n\n"+b {
+	if err != nil || string(stored) != a+"\n"+b {
 		t.Errorf("the stored value (%d bytes): %v", len(stored), err)
 	}
 	// A small result is left as it is.
