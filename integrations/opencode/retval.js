@@ -16,7 +16,7 @@
 //   output.output.
 // - MCP tools: the hook sees the server's raw result, {content,
 //   structuredContent}. The value is the text opencode would show the model
-//   (its text blocks and embedded text resources joined by blank lines,
+//   (its text blocks and embedded text resources joined by newlines,
 //   before opencode cuts it); the stub replaces those blocks, and images and
 //   other blocks stay.
 //
