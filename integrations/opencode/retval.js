@@ -15,8 +15,8 @@
 //   saved the rest there, else output.output itself. The stub replaces
 //   output.output.
 // - MCP tools: the hook sees the server's raw result, {content,
-//   structuredContent}. The value is the text opencode would show the model
-//   (its text blocks and embedded text resources joined by newlines,
+//   structuredContent}. The value is the result's text (its text blocks and
+//   embedded text resources joined by newlines, as the hook and the proxy join them,
 //   before opencode cuts it); the stub replaces those blocks, and images and
 //   other blocks stay.
 //
