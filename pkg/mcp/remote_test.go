@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,13 +32,12 @@ func TestRunRemote(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- RunRemote(ctx, p, "http://"+ln.Addr().String()+"/mcp", nil, c2pR, p2cW) }()
-	var mu sync.Mutex
-	var progress []string
+	// Notifications are handled on their own, and may come after the
+	// call's answer: the test waits for all three, not for the answer.
+	progress := make(chan string, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			progress = append(progress, req.Params.Message)
-			mu.Unlock()
+			progress <- req.Params.Message
 		},
 	})
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: p2cR, Writer: c2pW, MaxLineLength: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -79,13 +77,17 @@ func TestRunRemote(t *testing.T) {
 	if _, err := cs.CallTool(ctx, params); err != nil {
 		t.Fatal(err)
 	}
+	var got []string
+	for len(got) < 3 {
+		select {
+		case m := <-progress:
+			got = append(got, m)
+		case <-time.After(30 * time.Second): // a hang guard, not a window
+			t.Fatalf("progress over SSE = %q, want 3 notifications", got)
+		}
+	}
 	c2pW.Close()
 	if err := <-done; err != nil {
 		t.Errorf("RunRemote = %v", err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(progress) != 3 {
-		t.Errorf("progress over SSE = %q", progress)
 	}
 }
