@@ -266,7 +266,7 @@ func TestProxyKeepsSmallAndImages(t *testing.T) {
 
 func TestProxyServerMessages(t *testing.T) {
 	st, _ := newStore(t)
-	state := &upstreamState{}
+	state := &upstreamState{slowStarted: make(chan struct{})}
 	// Before 2026-07-28 the server sends requests of its own (roots/list,
 	// sampling) and logs at the level the client set.
 	r := relayVersion(t, st, upstream(state), "sess1", "2025-11-25")
@@ -295,7 +295,7 @@ func TestProxyServerMessages(t *testing.T) {
 		_, err := r.cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})
 		errc <- err
 	}()
-	time.Sleep(10 * time.Millisecond) // only lets the call start; the assertions below wait
+	<-state.slowStarted // the server has the call: now cancel it
 	cancel()
 	<-errc
 	deadline := time.Now().Add(30 * time.Second)

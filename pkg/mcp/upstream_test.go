@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -48,6 +49,9 @@ var bigLines = bigText(3000)
 // upstreamState records what the upstream server saw.
 type upstreamState struct {
 	cancelled atomic.Bool
+	// slowStarted is closed when the server has the slow call in hand.
+	slowStarted     chan struct{}
+	slowStartedOnce sync.Once
 }
 
 type fileOut struct {
@@ -126,6 +130,9 @@ func upstream(st *upstreamState) *mcp.Server {
 		return &mcp.CallToolResult{Content: text("sampled: " + r.Content.(*mcp.TextContent).Text)}
 	})
 	raw("slow", func(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+		if st.slowStarted != nil {
+			st.slowStartedOnce.Do(func() { close(st.slowStarted) })
+		}
 		select {
 		case <-ctx.Done():
 			st.cancelled.Store(true)
