@@ -1,7 +1,11 @@
 package cmd
 
 import (
+	"strconv"
 	"strings"
+
+	"github.com/retval/retval/internal/safetext"
+	"github.com/retval/retval/pkg/expand"
 
 	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/pkg/peek"
@@ -14,8 +18,8 @@ func init() { register(peekCommand) }
 func peekCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "peek",
-		Usage:     "read slices of a retained value: line ranges, searches, byte ranges",
-		UsageText: "retval peek --run R ID [--lines A-B] [--query TEXT [--regex] [--ignore-case] [--context N] [--after-line L]] [--bytes A-B]",
+		Usage:     "read slices of a retained value: line ranges, searches, byte ranges, JSON outlines",
+		UsageText: "retval peek --run R ID [--lines A-B] [--query TEXT [--regex] [--ignore-case] [--context N] [--after-line L]] [--bytes A-B] [--outline [POINTER] [--after K] [--lines N]]",
 		Description: `Prints part of a retained value the way a person reads a file. Each line
 carries the gutter "N: " (its number, a colon, a space), as read_file shows
 it, so a line pasted into an edit is recognised. Without a selector, prints
@@ -41,6 +45,22 @@ streamed, for paging into less, whatever the value's size.
    [57 matches; shown 1-40; next: --after-line 913]
 A matching line longer than the cap is shown around its first match, with
 the window's byte offsets and the --bytes range of the whole line.
+--outline [POINTER] lists the members of the JSON object (or the elements
+of the array) at POINTER, the whole document when it is left out or "":
+one line each with the pointer that selects it (RFC 6901, ready to paste;
+shown as a JSON string when it holds spaces, quotes or controls), its type,
+for an object or array its number of members or elements, its size in
+bytes, and for a string or number the start of its value:
+   [outline of "/packages": object, 1203 members, 612044 bytes]
+   /packages/node_modules~1abbrev  object  5 members  247 bytes
+   ...
+   [members 0-389 and 1200-1202 of 1203; next: --outline /packages --after 389]
+The first ones are shown as far as the caps allow and the last three after
+a gap; --after K lists from position K+1. A member whose name occurs more
+than once ends in "duplicate name" (a pointer to it is ambiguous_json).
+The value is read once from the start, nested containers skipped, so
+memory does not grow with it. With --lines N it outlines line N's document
+of an NDJSON value (one JSON document per line).
 --bytes A-B prints the half-open byte range as stored; neither end may
 split a UTF-8 sequence. Flags may come before or after ID; after "--"
 everything is an ID, so an ID that starts with "-" reads as
@@ -56,13 +76,14 @@ Example:
    retval peek --run "$RUN" c1 --query 'FAIL:' --context 2
    retval peek --run "$RUN" c1 --query '^panic: ' --regex --after-line 913
    retval peek --run "$RUN" c1 --bytes 4096-8192
+   retval peek --run "$RUN" c2 --outline /packages --after 389
    retval peek --run "$RUN" c1 --peek-lines 0 --peek-bytes 0 --threshold 0 | less
 
 Exit status: 0 printed, 1 I/O error or corrupt value, 2 usage (bad flag or
 combination, or caps that would reach the threshold), 3 unknown value or
 collected run, 7 invalid range (a range that starts past the end, a byte
 range out of bounds or splitting a UTF-8 sequence; the message names the
-valid range).`,
+valid range) or, for --outline, not_json, bad_pointer, ambiguous_json.`,
 		Flags: append(globalFlags("peek-lines", "peek-bytes", "threshold"),
 			&cli.StringFlag{Name: "lines", Usage: "inclusive 1-based line range A-B"},
 			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B"},
@@ -71,6 +92,8 @@ valid range).`,
 			&cli.BoolFlag{Name: "ignore-case", Usage: "match the query regardless of case"},
 			&cli.Int64Flag{Name: "context", Usage: "lines shown before and after each match"},
 			&cli.Int64Flag{Name: "after-line", Usage: "show only matches after line L (the paging flag)"},
+			&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at POINTER (optional: the whole document)"},
+			&cli.Int64Flag{Name: "after", Usage: "with --outline: list from the position after K (the paging flag)"},
 		),
 		Action: func(c *cli.Context) error { return runPeek(c, envOf(c)) },
 	}
@@ -81,8 +104,15 @@ func runPeek(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("outline") && len(args) == 0 && !isPointerArg(c.String("outline")) {
+		// "peek --outline ID": the pointer was left out.
+		args = []string{c.String("outline")}
+		if err := c.Set("outline", ""); err != nil {
+			return err
+		}
+	}
 	if len(args) != 1 {
-		return usageErr("want exactly one value id: retval peek --run R ID [--lines A-B | --query TEXT | --bytes A-B]")
+		return usageErr("want exactly one value id: retval peek --run R ID [--lines A-B | --query TEXT | --bytes A-B | --outline POINTER]")
 	}
 	caps, err := peek.CapsFor(r.Limits, r.Values["peek-bytes"].Source != config.FromDefault)
 	if err != nil {
@@ -97,6 +127,9 @@ func runPeek(c *cli.Context, e *env) error {
 		return err
 	}
 	defer v.Close()
+	if sel.kind == "outline" {
+		return writeOutline(e, v, sel, caps, r.JSON)
+	}
 	if !r.JSON {
 		// Text: streamed when there is no byte cap, escaped on a terminal.
 		caps.Escape = isTerminal(e.stdout)
@@ -159,11 +192,79 @@ type selector struct {
 	kind  string
 	a, b  int64
 	query peek.QueryOptions
+	// pointer and after, for an outline (a: its NDJSON line, or 0).
+	pointer string
+	after   int64
+}
+
+// isPointerArg reports whether a word after --outline is its pointer: ""
+// or one starting with "/". Anything else is the value id, the pointer
+// left out.
+func isPointerArg(s string) bool { return s == "" || strings.HasPrefix(s, "/") }
+
+// writeOutline prints the outline sel asks for.
+func writeOutline(e *env, v *retain.Value, sel selector, caps peek.Caps, asJSON bool) error {
+	ptr := sel.pointer
+	f := expand.RefFields{ID: (*string)(&v.Desc.ID), Outline: &ptr}
+	if sel.after >= 0 {
+		f.After = &sel.after
+	}
+	if sel.a > 0 {
+		f.Lines = &[2]int64{sel.a, sel.a}
+	}
+	ref, err := f.Ref()
+	if err != nil {
+		return err
+	}
+	lines := sel.a
+	pg, err := expand.Outline(v, ref, expand.OutlineOptions{Lines: caps.Lines, Bytes: caps.Bytes, Continue: func(after int64) string {
+		s := "--outline " + retain.ShellQuote(ptr) + " --after " + strconv.FormatInt(after, 10)
+		if lines > 0 {
+			s = "--lines " + strconv.FormatInt(lines, 10) + " " + s
+		}
+		return s
+	}})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.stdout, peekJSON{ID: string(v.Desc.ID), Run: string(v.Run), Kind: "outline", Page: pg, Text: pg.Text})
+	}
+	text := pg.Render()
+	if isTerminal(e.stdout) {
+		text = safetext.Append(nil, text)
+	}
+	_, err = e.stdout.Write(text)
+	return err
 }
 
 // peekSelector reads the selector flags and refuses combinations that
 // mean nothing.
 func peekSelector(c *cli.Context) (selector, error) {
+	if c.IsSet("outline") {
+		for _, f := range []string{"bytes", "query", "regex", "ignore-case", "context", "after-line"} {
+			if c.IsSet(f) {
+				return selector{}, usageErr("--%s cannot be combined with --outline: an outline lists a JSON value's members (--lines N names an NDJSON line to outline)", f)
+			}
+		}
+		sel := selector{kind: "outline", pointer: c.String("outline"), after: -1}
+		if c.IsSet("after") {
+			if sel.after = c.Int64("after"); sel.after < 0 {
+				return selector{}, usageErr("--after %d: positions count from 0; --after K lists from K+1", sel.after)
+			}
+		}
+		if c.IsSet("lines") {
+			n, err := strconv.ParseInt(c.String("lines"), 10, 64)
+			if err != nil || n < 1 {
+				return selector{}, usageErr("--lines %q with --outline names one line of an NDJSON value, e.g. --lines 3", c.String("lines"))
+			}
+			sel.a = n
+		}
+		return sel, nil
+	}
+	if c.IsSet("after") {
+		return selector{}, usageErr("--after pages through an outline: give --outline too (--after-line pages a search)")
+	}
 	var given []string
 	for _, f := range []string{"lines", "bytes", "query"} {
 		if c.IsSet(f) {

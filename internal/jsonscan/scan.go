@@ -113,6 +113,14 @@ func New(r io.ReaderAt, size int64, chunk int) *Scanner {
 	return &Scanner{r: r, size: size, chunk: chunk}
 }
 
+// NewAt is New for a document that lies in bytes [start, end) of r:
+// offsets are r's.
+func NewAt(r io.ReaderAt, start, end int64, chunk int) *Scanner {
+	s := New(r, end, chunk)
+	s.base = start
+	return s
+}
+
 // Size is the document's size.
 func (s *Scanner) Size() int64 { return s.size }
 

@@ -133,7 +133,13 @@ func FindPointer(r io.ReaderAt, size int64, p Pointer) (Span, error) {
 // findPointer is FindPointer reading chunk bytes at a time (tests use tiny
 // chunks to put every token across a chunk boundary).
 func findPointer(r io.ReaderAt, size int64, p Pointer, chunk int) (Span, error) {
-	w := walker{s: jsonscan.New(r, size, chunk), p: p}
+	return findPointerIn(r, 0, size, p, chunk)
+}
+
+// findPointerIn is findPointer for a document in bytes [start, end) of r;
+// offsets are r's.
+func findPointerIn(r io.ReaderAt, start, end int64, p Pointer, chunk int) (Span, error) {
+	w := walker{s: jsonscan.NewAt(r, start, end, chunk), p: p}
 	sp, err := w.find()
 	return sp, jsonErr(err)
 }
@@ -160,48 +166,8 @@ type walker struct {
 }
 
 func (w *walker) find() (Span, error) {
-	s, p := w.s, w.p
-	if s.Size() == 0 {
-		return Span{}, s.Syntax("the document is empty")
-	}
-	for d, tok := range p.toks {
-		c, err := s.Peek()
-		if err != nil {
-			return Span{}, err
-		}
-		at := func() string { return p.prefix(d) }
-		switch c {
-		case '{':
-			s.Next()
-			found, err := w.findMember(tok)
-			if err != nil {
-				return Span{}, err
-			}
-			if !found {
-				return Span{}, retain.Errorf(retain.CodeBadPointer, "pointer %q selects nothing: the object %s has no member %q (read that object with pointer %q to see its members)", p.text, where(at()), tok, at())
-			}
-		case '[':
-			idx, err := arrayIndex(p, d)
-			if err != nil {
-				return Span{}, err
-			}
-			s.Next()
-			n, found, err := w.findElement(idx)
-			if err != nil {
-				return Span{}, err
-			}
-			if !found {
-				return Span{}, retain.Errorf(retain.CodeBadPointer, "pointer %q selects nothing: the array %s has %s, so index %s is past its end", p.text, where(at()), plural(n, "element"), tok)
-			}
-		default:
-			k := jsonscan.KindOf(c)
-			if k == KindNone {
-				return Span{}, s.Syntax("unexpected %q where a value belongs", c)
-			}
-			return Span{}, retain.Errorf(retain.CodeBadPointer, "pointer %q selects nothing: the value %s is %s %s, which has no member %q", p.text, where(at()), article(k), k, tok)
-		}
-	}
-	if _, err := s.Peek(); err != nil {
+	s := w.s
+	if err := w.locate(); err != nil {
 		return Span{}, err
 	}
 	sp := Span{Start: s.Off()}
@@ -214,6 +180,54 @@ func (w *walker) find() (Span, error) {
 		return Span{}, err
 	}
 	return sp, nil
+}
+
+// locate follows the pointer to the value it selects: the scanner stops
+// at its first byte. The caller reads the value, then calls finish.
+func (w *walker) locate() error {
+	s, p := w.s, w.p
+	if s.Size() <= s.Off() {
+		return s.Syntax("the document is empty")
+	}
+	for d, tok := range p.toks {
+		c, err := s.Peek()
+		if err != nil {
+			return err
+		}
+		at := func() string { return p.prefix(d) }
+		switch c {
+		case '{':
+			s.Next()
+			found, err := w.findMember(tok)
+			if err != nil {
+				return err
+			}
+			if !found {
+				return retain.Errorf(retain.CodeBadPointer, "pointer %q selects nothing: the object %s has no member %q (read that object with pointer %q to see its members)", p.text, where(at()), tok, at())
+			}
+		case '[':
+			idx, err := arrayIndex(p, d)
+			if err != nil {
+				return err
+			}
+			s.Next()
+			n, found, err := w.findElement(idx)
+			if err != nil {
+				return err
+			}
+			if !found {
+				return retain.Errorf(retain.CodeBadPointer, "pointer %q selects nothing: the array %s has %s, so index %s is past its end", p.text, where(at()), plural(n, "element"), tok)
+			}
+		default:
+			k := jsonscan.KindOf(c)
+			if k == KindNone {
+				return s.Syntax("unexpected %q where a value belongs", c)
+			}
+			return retain.Errorf(retain.CodeBadPointer, "pointer %q selects nothing: the value %s is %s %s, which has no member %q", p.text, where(at()), article(k), k, tok)
+		}
+	}
+	_, err := s.Peek()
+	return err
 }
 
 // where names the place a pointer prefix selects, for messages.
