@@ -330,6 +330,11 @@ func (b *Bucket) ReadAt(ctx context.Context, key string, p []byte, off int64) (i
 		return 0, b.classify("get", key, err)
 	}
 	defer out.Body.Close()
+	// A server that ignored the range would send the object from its
+	// first byte: those are not the bytes asked for.
+	if cr := aws.ToString(out.ContentRange); !strings.HasPrefix(cr, fmt.Sprintf("bytes %d-", off)) {
+		return 0, &Error{Op: "get", Key: key, Err: fmt.Errorf("asked for %s, the server answered Content-Range %q", rng, cr)}
+	}
 	n, err := io.ReadFull(out.Body, p)
 	if err == io.ErrUnexpectedEOF {
 		err = io.EOF

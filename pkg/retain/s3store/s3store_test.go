@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strconv"
@@ -448,5 +450,22 @@ func TestUploadMemoryIsBounded(t *testing.T) {
 	o, err := b.Stat(c, "u/big")
 	if err != nil || o.Size != size {
 		t.Fatalf("Stat = %+v, %v", o, err)
+	}
+}
+
+// A server that ignores Range and sends the whole object must not make
+// ReadAt return the object's first bytes as if they were the range's.
+func TestReadAtRefusesAnIgnoredRange(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789"), 1000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	}))
+	defer srv.Close()
+	b := Open(Location{Bucket: "b"}, Config{Endpoint: srv.URL, AccessKey: "k", SecretKey: "s", PathStyle: true})
+	p := make([]byte, 10)
+	n, err := b.ReadAt(ctx(t), "v.txt", p, 5)
+	if err == nil || n != 0 {
+		t.Fatalf("ReadAt through a server that ignores Range = %d (%q), %v; want an error", n, p[:n], err)
 	}
 }
