@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/retval/retval/pkg/expand"
@@ -35,13 +34,19 @@ alongside a pointer naming one line; --as only with --pointer. --sha256
 makes the lookup fail unless
 the value's digest is HEX. A range is never cut short: one that starts or
 ends past the end of the value fails (invalid_range), naming the valid
-range ("the value has lines 1-10000", "bytes 0-512").
+range ("the value has lines 1-10000", "bytes 0-512"). --lines also takes
+N (that line), N- (to the last line) and -N (the last N lines, all of
+them when there are fewer); --bytes N- (to the end) and -N (the last N
+bytes, starting on a UTF-8 boundary, so perhaps a few less).
 
 --batch reads a JSON array of references from stdin, in the form models
 use:
    {"$ref": "ID"}                                  whole value
    {"$ref": "ID", "bytes": [start, end]}           bytes [start, end)
    {"$ref": "ID", "lines": [first, last]}          lines first..last
+   {"$ref": "ID", "lines": "-50"}                  the last 50 lines ("670" and
+                                                   "670-" too, as --lines takes them)
+   {"$ref": "ID", "bytes": "-4096"}                the last 4096 bytes ("100-" too)
    {"$ref": "ID", "pointer": "/a/0", "as": "string"}
    {"$ref": "ID", "outline": "/a", "after": K}     members of /a from K+1
    {"$ref": "ID", "lines": [n, n], "pointer": "/a"} /a in line n's document
@@ -88,8 +93,8 @@ symlink, a FIFO or a device is corrupt and never read), 2 usage (two of
 reference (invalid_range, not_json, ambiguous_json, digest_mismatch,
 not_string, not_utf8, bad_pointer, bad_reference, too_large).`,
 		Flags: append(globalFlags("max-lookups", "max-lookup-bytes", "max-step-bytes"),
-			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B: bytes A up to, not including, B"},
-			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B, counting from 1"},
+			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B (bytes A up to, not including, B), N- (to the end) or -N (the last N)"},
+			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B counting from 1, N (one line), N- (to the end) or -N (the last N)"},
 			&cli.StringFlag{Name: "pointer", Usage: "RFC 6901 JSON pointer, e.g. /packages/0/name (\"\" is the whole document)"},
 			&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at this pointer (\"\": the whole document)"},
 			&cli.Int64Flag{Name: "after", Usage: "with --outline: list from the position after this one (the paging flag)"},
@@ -196,22 +201,19 @@ func checkSelectionFlags(c *cli.Context) error {
 // same checks as a JSON reference. A malformed range is a usage error.
 func flagRef(c *cli.Context, id string) (expand.Ref, error) {
 	f := expand.RefFields{ID: &id}
-	for _, name := range []string{"bytes", "lines"} {
-		if !c.IsSet(name) {
-			continue
-		}
-		a, b, err := peek.ParseRange(c.String(name))
-		if n, nerr := strconv.ParseInt(c.String(name), 10, 64); name == "lines" && nerr == nil {
-			a, b, err = n, n, nil // one line
-		}
+	if c.IsSet("bytes") {
+		r, err := peek.ParseBytes(c.String("bytes"))
 		if err != nil {
-			return expand.Ref{}, usageErr("--%s %q: want A-B, e.g. --%s 1-40", name, c.String(name), name)
+			return expand.Ref{}, err
 		}
-		if name == "bytes" {
-			f.Bytes = &[2]int64{a, b}
-		} else {
-			f.Lines = &[2]int64{a, b}
+		f.Bytes = &r
+	}
+	if c.IsSet("lines") {
+		r, err := peek.ParseLines(c.String("lines"))
+		if err != nil {
+			return expand.Ref{}, err
 		}
+		f.Lines = &r
 	}
 	str := func(name string) *string {
 		if !c.IsSet(name) {

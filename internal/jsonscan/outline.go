@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/zeebo/xxh3"
+	"github.com/retval/retval/internal/xxh3"
 )
 
 // Child is one member of an object or element of an array, as an outline
@@ -100,9 +100,9 @@ func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
 	}
 	s.Next()
 	obj := out.Kind == KindObject
-	closer := byte(']')
+	closer, after := byte(']'), ",]"
 	if obj {
-		closer = '}'
+		closer, after = '}', ",}"
 	}
 	var hashes []uint64
 	ring := make([]Child, o.Tail)
@@ -180,7 +180,7 @@ func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
 				rstart = (rstart + 1) % o.Tail
 			}
 		}
-		c, err := s.Expect("," + string(closer))
+		c, err := s.Expect(after)
 		if err != nil {
 			return nil, err
 		}
