@@ -172,7 +172,7 @@ type peekArgs struct {
 	Bytes      *string `json:"bytes"`
 }
 
-func (t *Tools) peek(raw json.RawMessage) ([]byte, error) {
+func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 	var a peekArgs
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
@@ -196,6 +196,8 @@ func (t *Tools) peek(raw json.RawMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The page, or the error, is accounted for in the run's read log.
+	defer func() { t.Store.LogCall(run, a.ID, ToolPeek, int64(len(text)), err) }()
 	caps, err := peek.CapsFor(t.Limits, t.PeekBytesSet)
 	if err != nil {
 		return nil, err
@@ -271,7 +273,7 @@ func (t *Tools) resolve(raw json.RawMessage) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		ans, err := t.lookups(run, []expand.Lookup{{Ref: r}})
+		ans, err := t.lookups(run, ToolResolve, []expand.Lookup{{Ref: r}})
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +290,7 @@ func (t *Tools) resolve(raw json.RawMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, err := t.lookups(run, calls)
+	ans, err := t.lookups(run, ToolResolve, calls)
 	if err != nil {
 		return nil, err
 	}
@@ -296,8 +298,8 @@ func (t *Tools) resolve(raw json.RawMessage) ([]byte, error) {
 }
 
 // lookups answers the lookups of one call, a step of its own.
-func (t *Tools) lookups(run string, calls []expand.Lookup) ([]expand.Answer, error) {
-	rs := &expand.Resolver{Store: t.Store, Run: run}
+func (t *Tools) lookups(run, via string, calls []expand.Lookup) ([]expand.Answer, error) {
+	rs := &expand.Resolver{Store: t.Store, Run: run, Via: via}
 	return rs.Lookups(calls, expand.BudgetOf(t.Limits), &expand.Spent{})
 }
 
@@ -324,7 +326,7 @@ func (t *Tools) list(raw json.RawMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, err := t.lookups(run, []expand.Lookup{{Ref: r}})
+	ans, err := t.lookups(run, ToolList, []expand.Lookup{{Ref: r}})
 	if err != nil {
 		return nil, err
 	}
