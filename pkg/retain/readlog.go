@@ -246,7 +246,8 @@ func (s *Store) ScanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
 	if fi.Size() > MaxReadLog+MaxReadRecord {
 		return info, Errorf(CodeCorrupt, "read log %s holds %d bytes, over its %d-byte bound: retval never writes one this big (remove it; only stats reads it)", fh.Name(), fi.Size(), MaxReadLog)
 	}
-	br := bufio.NewReaderSize(io.LimitReader(fh, MaxReadLog+MaxReadRecord), 64<<10)
+	// A buffer the size of a small log (most are), at most 64 KiB.
+	br := bufio.NewReaderSize(io.LimitReader(fh, MaxReadLog+MaxReadRecord), int(min(max(fi.Size()+1, 2*MaxReadRecord), 64<<10)))
 	var rec Read
 	var lineNo int64
 	in := interner{}

@@ -218,7 +218,7 @@ func TestReadLogMalformed(t *testing.T) {
 	}
 	f.WriteString("garbage\n")
 	f.WriteString("1\tread\tpeek\t../x\t\t1\t0\t1\t\t\n") // not a clean id
-	f.WriteString(strings.Repeat("x", 100<<10) + "\n")   // a very long line
+	f.WriteString(strings.Repeat("x", 100<<10) + "\n")    // a very long line
 	f.Close()
 	s.LogCall("r", "c1", "peek", 7, nil)
 	f, _ = os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
