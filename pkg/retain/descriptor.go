@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zeebo/xxh3"
+	"github.com/retval/retval/internal/xxh3"
 )
 
 // Compression names how a value's content file is stored.

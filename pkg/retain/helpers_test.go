@@ -3,7 +3,7 @@ package retain
 import (
 	"fmt"
 
-	"github.com/zeebo/xxh3"
+	"github.com/retval/retval/internal/xxh3"
 )
 
 func fmtHex(v uint64) string         { return fmt.Sprintf("%016x", v) }

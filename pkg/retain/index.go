@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/zeebo/xxh3"
+	"github.com/retval/retval/internal/xxh3"
 )
 
 // The .lines file: a sparse line-offset index plus per-block digests, kept

@@ -3,7 +3,7 @@ package retain
 import (
 	"io"
 
-	"github.com/zeebo/xxh3"
+	"github.com/retval/retval/internal/xxh3"
 )
 
 // ReadBlocks is ReadAt for long sequential scans (a search through a whole

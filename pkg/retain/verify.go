@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/retval/retval/internal/fsx"
-	"github.com/zeebo/xxh3"
+	"github.com/retval/retval/internal/xxh3"
 )
 
 // The kinds of Problem verify reports.

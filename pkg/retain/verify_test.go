@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeebo/xxh3"
+	"github.com/retval/retval/internal/xxh3"
 )
 
 func verifyT(t *testing.T, s *Store, run string) *VerifyReport {
