@@ -31,6 +31,11 @@ type RetainOptions struct {
 	// Via names who shows the model what retain returns, in the read log
 	// ("" is "retain"; the hook says "hook", the MCP proxy "proxy").
 	Via string
+	// Finish, when set, is called once the input has been read to its end,
+	// before the descriptor is made: the Meta it returns replaces Meta.
+	// It is how what is known only at the end (a command's exit status)
+	// reaches the descriptor of a value streamed as it was produced.
+	Finish func() Meta
 }
 
 // Result is what Retain did.
@@ -87,6 +92,9 @@ func (s *Store) logRetain(o RetainOptions, res *Result, verbatim int64) {
 	}
 	id, _ := Sanitize(o.Call)
 	r := Read{Via: o.Via, Value: id, Tool: o.Meta.Tool, Bytes: int64(len(res.Stub))}
+	if res.Descriptor != nil && res.Descriptor.Tool != "" {
+		r.Tool = res.Descriptor.Tool
+	}
 	if r.Via == "" {
 		r.Via = "retain"
 	}
@@ -286,9 +294,13 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		return w.fallbackAfterWrite(nil, in, nil)
 	}
 
-	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(w.opts.Meta.Tool, MaxToolBytes),
-		Complete: !w.opts.Meta.Partial, OmittedBytes: w.opts.Meta.OmittedBytes,
-		ExitCode: w.opts.Meta.ExitCode, TimedOut: w.opts.Meta.TimedOut,
+	if w.opts.Finish != nil {
+		w.opts.Meta = w.opts.Finish()
+	}
+	m := w.opts.Meta
+	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(m.Tool, MaxToolBytes),
+		Complete: !m.Partial && !m.Stopped, OmittedBytes: m.OmittedBytes,
+		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped,
 		Compression: w.comp}
 	d.setCallID(w.opts.Call)
 	w.st.descriptor(d)
