@@ -370,8 +370,8 @@ func TestHelpContent(t *testing.T) {
 					if a == "--" {
 						break // what follows is another program's
 					}
-					if !strings.HasPrefix(a, "-") || a == "-" {
-						continue
+					if !strings.HasPrefix(a, "-") || a == "-" || strings.Trim(a[1:], "0123456789") == "" {
+						continue // not a flag: a word, stdin, or a range -N
 					}
 					name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 					if name == "help" || name == "h" {

@@ -15,7 +15,7 @@ func peekCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "peek",
 		Usage:     "read slices of a retained value: line ranges, searches, byte ranges",
-		UsageText: "retval peek --run R ID [--lines A-B] [--query TEXT [--regex] [--ignore-case] [--context N] [--after-line L]] [--bytes A-B]",
+		UsageText: "retval peek --run R ID [--lines A-B|N|N-|-N] [--query TEXT [--regex] [--ignore-case] [--context N] [--after-line L]] [--bytes A-B|N-|-N]",
 		Description: `Prints part of a retained value the way a person reads a file. Each line
 carries the gutter "N: " (its number, a colon, a space), as read_file shows
 it, so a line pasted into an edit is recognised. Without a selector, prints
@@ -41,8 +41,16 @@ streamed, for paging into less, whatever the value's size.
    [57 matches; shown 1-40; next: --after-line 913]
 A matching line longer than the cap is shown around its first match, with
 the window's byte offsets and the --bytes range of the whole line.
+With --lines A-B, the search covers those lines alone: matches, context
+and the count ("[3 matches in lines 200-400; ...]").
 --bytes A-B prints the half-open byte range as stored; neither end may
-split a UTF-8 sequence. Flags may come before or after ID; after "--"
+split a UTF-8 sequence.
+
+Ranges take the forms people type: --lines 670 (that line), --lines 670-
+(from line 670 to the end, as far as the caps allow), --lines -50 (the
+last 50 lines, as tail -n 50), --bytes 4096- (from byte 4096 on) and
+--bytes -4096 (the last 4096 bytes, starting on a UTF-8 boundary, so
+perhaps a few less). Flags may come before or after ID; after "--"
 everything is an ID, so an ID that starts with "-" reads as
 "retval peek --run R --lines 1-40 -- -x1Yz".
 
@@ -56,6 +64,8 @@ Example:
    retval peek --run "$RUN" c1 --query 'FAIL:' --context 2
    retval peek --run "$RUN" c1 --query '^panic: ' --regex --after-line 913
    retval peek --run "$RUN" c1 --bytes 4096-8192
+   retval peek --run "$RUN" c1 --lines -50
+   retval peek --run "$RUN" c1 --lines 200-400 --query 'FAIL'
    retval peek --run "$RUN" c1 --peek-lines 0 --peek-bytes 0 --threshold 0 | less
 
 Exit status: 0 printed, 1 I/O error or corrupt value, 2 usage (bad flag or
@@ -64,8 +74,8 @@ collected run, 7 invalid range (a range that starts past the end, a byte
 range out of bounds or splitting a UTF-8 sequence; the message names the
 valid range).`,
 		Flags: append(globalFlags("peek-lines", "peek-bytes", "threshold"),
-			&cli.StringFlag{Name: "lines", Usage: "inclusive 1-based line range A-B"},
-			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B"},
+			&cli.StringFlag{Name: "lines", Usage: "lines A-B (inclusive, from 1), N (one line), N- (to the end) or -N (the last N); with --query, the lines searched"},
+			&cli.StringFlag{Name: "bytes", Usage: "bytes A-B (half-open), N- (to the end) or -N (the last N)"},
 			&cli.StringFlag{Name: "query", Usage: "print the lines holding TEXT, and how many there are"},
 			&cli.BoolFlag{Name: "regex", Usage: "the query is an RE2 expression, matched within each line"},
 			&cli.BoolFlag{Name: "ignore-case", Usage: "match the query regardless of case"},
@@ -97,6 +107,9 @@ func runPeek(c *cli.Context, e *env) error {
 		return err
 	}
 	defer v.Close()
+	if err := sel.resolve(v); err != nil {
+		return err
+	}
 	if !r.JSON {
 		// Text: streamed when there is no byte cap, escaped on a terminal.
 		caps.Escape = isTerminal(e.stdout)
@@ -157,8 +170,25 @@ type peekJSON struct {
 // selector is what a peek reads.
 type selector struct {
 	kind  string
-	a, b  int64
+	rng   peek.RangeArg // of --lines or --bytes, as typed
+	a, b  int64         // rng in the value: lines a..b or bytes [a, b)
 	query peek.QueryOptions
+}
+
+// resolve turns the range as typed into the lines or bytes of v.
+func (s *selector) resolve(v *retain.Value) error {
+	var err error
+	switch s.kind {
+	case "lines":
+		s.a, s.b = s.rng.LinesOf(v.Desc.Lines)
+	case "bytes":
+		s.a, s.b, err = peek.ByteSpan(v, s.rng)
+	case "query":
+		if s.rng != (peek.RangeArg{}) {
+			s.query.FirstLine, s.query.LastLine = s.rng.LinesOf(v.Desc.Lines)
+		}
+	}
+	return err
 }
 
 // peekSelector reads the selector flags and refuses combinations that
@@ -170,8 +200,8 @@ func peekSelector(c *cli.Context) (selector, error) {
 			given = append(given, "--"+f)
 		}
 	}
-	if len(given) > 1 {
-		return selector{}, usageErr("%s cannot be combined: give one of --lines, --query or --bytes", strings.Join(given, " and "))
+	if len(given) > 1 && !(len(given) == 2 && c.IsSet("lines") && c.IsSet("query")) {
+		return selector{}, usageErr("%s cannot be combined: give one of --lines, --query or --bytes (--lines A-B with --query searches within those lines)", strings.Join(given, " and "))
 	}
 	if !c.IsSet("query") {
 		for _, f := range []string{"regex", "ignore-case", "context", "after-line"} {
@@ -180,18 +210,27 @@ func peekSelector(c *cli.Context) (selector, error) {
 			}
 		}
 	}
+	var rng peek.RangeArg
+	var err error
 	switch {
 	case c.IsSet("bytes"):
-		a, b, err := peek.ParseRange(c.String("bytes"))
-		return selector{kind: "bytes", a: a, b: b}, err
-	case c.IsSet("query"):
-		return selector{kind: "query", query: peek.QueryOptions{
+		rng, err = peek.ParseBytes(c.String("bytes"))
+		return selector{kind: "bytes", rng: rng}, err
+	case c.IsSet("lines"):
+		if rng, err = peek.ParseLines(c.String("lines")); err != nil {
+			return selector{}, err
+		}
+	default:
+		rng = peek.RangeArg{First: 1, Last: peek.ToEnd}
+	}
+	if c.IsSet("query") {
+		if !c.IsSet("lines") {
+			rng = peek.RangeArg{}
+		}
+		return selector{kind: "query", rng: rng, query: peek.QueryOptions{
 			Query: c.String("query"), Regex: c.Bool("regex"), IgnoreCase: c.Bool("ignore-case"),
 			Context: c.Int64("context"), AfterLine: c.Int64("after-line"),
 		}}, nil
-	case c.IsSet("lines"):
-		a, b, err := peek.ParseRange(c.String("lines"))
-		return selector{kind: "lines", a: a, b: b}, err
 	}
-	return selector{kind: "lines", a: 1, b: peek.ToEnd}, nil
+	return selector{kind: "lines", rng: rng}, nil
 }

@@ -27,13 +27,19 @@ string, its decoded text (--as string). At most one of --bytes, --lines and
 --pointer; --as only with --pointer. --sha256 makes the lookup fail unless
 the value's digest is HEX. A range is never cut short: one that starts or
 ends past the end of the value fails (invalid_range), naming the valid
-range ("the value has lines 1-10000", "bytes 0-512").
+range ("the value has lines 1-10000", "bytes 0-512"). --lines also takes
+N (that line), N- (to the last line) and -N (the last N lines, all of
+them when there are fewer); --bytes N- (to the end) and -N (the last N
+bytes, starting on a UTF-8 boundary, so perhaps a few less).
 
 --batch reads a JSON array of references from stdin, in the form models
 use:
    {"$ref": "ID"}                                  whole value
    {"$ref": "ID", "bytes": [start, end]}           bytes [start, end)
    {"$ref": "ID", "lines": [first, last]}          lines first..last
+   {"$ref": "ID", "lines": "-50"}                  the last 50 lines ("670" and
+                                                   "670-" too, as --lines takes them)
+   {"$ref": "ID", "bytes": "-4096"}                the last 4096 bytes ("100-" too)
    {"$ref": "ID", "pointer": "/a/0", "as": "string"}
    {"$list_results": N}                            the catalogue from value N
 each optionally with "sha256". --batch and --json print one JSON object per
@@ -76,8 +82,8 @@ symlink, a FIFO or a device is corrupt and never read), 2 usage (two of
 reference (invalid_range, not_json, ambiguous_json, digest_mismatch,
 not_string, not_utf8, bad_pointer, bad_reference, too_large).`,
 		Flags: append(globalFlags("max-lookups", "max-lookup-bytes", "max-step-bytes"),
-			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B: bytes A up to, not including, B"},
-			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B, counting from 1"},
+			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B (bytes A up to, not including, B), N- (to the end) or -N (the last N)"},
+			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B counting from 1, N (one line), N- (to the end) or -N (the last N)"},
 			&cli.StringFlag{Name: "pointer", Usage: "RFC 6901 JSON pointer, e.g. /packages/0/name (\"\" is the whole document)"},
 			&cli.StringFlag{Name: "as", Usage: "with --pointer: lexeme (the value's bytes, default) or string (a string's decoded text)"},
 			&cli.StringFlag{Name: "sha256", Usage: "fail unless the value's SHA-256 is this (64 hex digits, from its stub)"},
@@ -176,19 +182,19 @@ func checkSelectionFlags(c *cli.Context) error {
 // same checks as a JSON reference. A malformed range is a usage error.
 func flagRef(c *cli.Context, id string) (expand.Ref, error) {
 	f := expand.RefFields{ID: &id}
-	for _, name := range []string{"bytes", "lines"} {
-		if !c.IsSet(name) {
-			continue
-		}
-		a, b, err := peek.ParseRange(c.String(name))
+	if c.IsSet("bytes") {
+		r, err := peek.ParseBytes(c.String("bytes"))
 		if err != nil {
-			return expand.Ref{}, usageErr("--%s %q: want A-B, e.g. --%s 1-40", name, c.String(name), name)
+			return expand.Ref{}, err
 		}
-		if name == "bytes" {
-			f.Bytes = &[2]int64{a, b}
-		} else {
-			f.Lines = &[2]int64{a, b}
+		f.Bytes = &r
+	}
+	if c.IsSet("lines") {
+		r, err := peek.ParseLines(c.String("lines"))
+		if err != nil {
+			return expand.Ref{}, err
 		}
+		f.Lines = &r
 	}
 	str := func(name string) *string {
 		if !c.IsSet(name) {

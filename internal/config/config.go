@@ -210,45 +210,76 @@ func Resolve(s Setting, flag string, flagSet bool, file File) Value {
 	return Value{Setting: s, Text: s.Default, Source: FromDefault}
 }
 
-// ParseSize reads a byte count: plain bytes or a KiB, MiB or GiB suffix
-// (also K/KB/M/MB/G/GB, meaning the same binary units).
+// sizeUnits are the suffixes ParseSize accepts, matched regardless of
+// case: every one is binary (1024), as docker and restic read them.
+var sizeUnits = []struct {
+	suf []string
+	m   int64
+}{
+	{[]string{"b"}, 1},
+	{[]string{"k", "kb", "kib"}, 1 << 10},
+	{[]string{"m", "mb", "mib"}, 1 << 20},
+	{[]string{"g", "gb", "gib"}, 1 << 30},
+	{[]string{"t", "tb", "tib"}, 1 << 40},
+}
+
+// SizeForms lists every form ParseSize accepts, for messages and help.
+const SizeForms = "a number of bytes, or a number with a suffix k, kb, kib (1024), m, mb, mib, g, gb, gib or t, tb, tib, in any case (16MiB, 512k, 2GB); every unit is binary"
+
+// ParseSize reads a byte count: plain bytes, or a number with one of the
+// suffixes of sizeUnits in any case ("16MiB", "512k", "2GB", "4kib"), all
+// binary.
 func ParseSize(t string) (int64, error) {
 	s := strings.TrimSpace(t)
-	mult := int64(1)
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
-		if r, ok := strings.CutSuffix(s, u.suf); ok {
-			s, mult = strings.TrimSpace(r), u.m
-			break
+	num := strings.TrimRightFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' })
+	suf := strings.ToLower(s[len(num):])
+	num = strings.TrimSpace(num)
+	mult := int64(0)
+	if suf == "" {
+		mult = 1
+	}
+	for _, u := range sizeUnits {
+		for _, f := range u.suf {
+			if suf == f {
+				mult = u.m
+			}
 		}
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	if mult == 0 {
+		return 0, fmt.Errorf("invalid size %q: unknown unit %q; want %s", t, s[len(s)-len(suf):], SizeForms)
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("invalid size %q: want bytes or a number with KiB, MiB or GiB", t)
+		return 0, fmt.Errorf("invalid size %q: want %s", t, SizeForms)
 	}
 	return n * mult, nil
 }
 
-// ParseDuration reads a Go duration, or a number of days with a d suffix
-// ("30d"); "0" is zero.
+// durationUnits are the units ParseDuration adds to Go's.
+var durationUnits = map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour}
+
+// ParseDuration reads a Go duration ("90s", "15m", "36h", "1h30m"), or a
+// number of days or weeks ("14d", "2w", "1.5d"); "0" is zero.
 func ParseDuration(t string) (time.Duration, error) {
 	s := strings.TrimSpace(t)
 	if s == "0" {
 		return 0, nil
 	}
-	if d, ok := strings.CutSuffix(s, "d"); ok {
+	for suf, unit := range durationUnits {
+		d, ok := strings.CutSuffix(s, suf)
+		if !ok {
+			continue
+		}
 		n, err := strconv.ParseFloat(d, 64)
 		// Below 2^63 ns (about 106,751 days): past it the conversion wraps
 		// to a negative duration, which as a grace period protects nothing.
-		if err == nil && n >= 0 && n*24*float64(time.Hour) < math.MaxInt64 {
-			return time.Duration(n * 24 * float64(time.Hour)), nil
+		if err == nil && n >= 0 && n*float64(unit) < math.MaxInt64 {
+			return time.Duration(n * float64(unit)), nil
 		}
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("invalid duration %q: want e.g. 90m, 12h or 30d", t)
+		return 0, fmt.Errorf("invalid duration %q: want a number with a unit s, m, h, d (days) or w (weeks), e.g. 90s, 15m, 36h, 14d or 2w (or a Go duration such as 1h30m)", t)
 	}
 	return d, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/retval/retval/internal/jsonstr"
+	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -43,20 +44,24 @@ type Ref struct {
 	Kind RefKind
 	// ID is the value id (or call id) the reference names; empty for RefList.
 	ID string
-	// Start and End: bytes [Start, End) for RefBytes, lines Start..End for RefLines.
+	// Start and End: bytes [Start, End) for RefBytes, lines Start..End for
+	// RefLines. End is peek.ToEnd for a range to the end ("670-").
 	Start, End int64
-	Pointer    Pointer
-	As         As     // for RefPointer: AsLexeme, AsString or AsValue
-	SHA256     string // lowercase hex the value's digest must equal, or ""
-	Page       int64  // for RefList: the value the page starts at, 0 first
+	// Tail > 0 selects the last Tail lines or bytes ("-50"); Start and End
+	// are then 0.
+	Tail    int64
+	Pointer Pointer
+	As      As     // for RefPointer: AsLexeme, AsString or AsValue
+	SHA256  string // lowercase hex the value's digest must equal, or ""
+	Page    int64  // for RefList: the value the page starts at, 0 first
 }
 
 // RefFields are a reference's fields as given, before they are checked:
 // nil means absent.
 type RefFields struct {
 	ID      *string
-	Bytes   *[2]int64
-	Lines   *[2]int64
+	Bytes   *peek.RangeArg
+	Lines   *peek.RangeArg
 	Pointer *string
 	As      *string
 	SHA256  *string
@@ -68,7 +73,7 @@ func badRef(format string, args ...any) error {
 }
 
 // refHelp is appended to messages about malformed references.
-const refHelp = `; a reference is {"$ref": "ID"} with at most one of "bytes": [start, end], "lines": [first, last] or "pointer": "/a/0" (with "as": "lexeme" or "string"), and optionally "sha256"; or {"$list_results": N}`
+const refHelp = `; a reference is {"$ref": "ID"} with at most one of "bytes": [start, end] (or "N-", "-N"), "lines": [first, last] (or "N", "N-", "-N") or "pointer": "/a/0" (with "as": "lexeme" or "string"), and optionally "sha256"; or {"$list_results": N}`
 
 // Ref checks the fields and returns the reference they make. Malformed
 // combinations are bad_reference; a malformed pointer is bad_pointer.
@@ -92,11 +97,11 @@ func (f RefFields) Ref() (Ref, error) {
 	n := 0
 	if f.Bytes != nil {
 		n++
-		r.Kind, r.Start, r.End = RefBytes, f.Bytes[0], f.Bytes[1]
+		r.Kind, r.Start, r.End, r.Tail = RefBytes, f.Bytes.First, f.Bytes.Last, f.Bytes.Tail
 	}
 	if f.Lines != nil {
 		n++
-		r.Kind, r.Start, r.End = RefLines, f.Lines[0], f.Lines[1]
+		r.Kind, r.Start, r.End, r.Tail = RefLines, f.Lines.First, f.Lines.Last, f.Lines.Tail
 	}
 	if f.Pointer != nil {
 		n++
@@ -172,22 +177,14 @@ func ParseRef(data []byte) (Ref, error) {
 				f.SHA256 = &s
 			}
 		case "bytes", "lines":
-			var nums []json.RawMessage
-			if raw[0] != '[' || json.Unmarshal(raw, &nums) != nil || len(nums) != 2 {
-				return Ref{}, badRef("%q must be an array of two integers, as in [1, 40], not %s", key, raw)
-			}
-			var pair [2]int64
-			for i, n := range nums {
-				v, err := strconv.ParseInt(string(n), 10, 64)
-				if err != nil {
-					return Ref{}, badRef("%q must be an array of two integers, as in [1, 40], not %s", key, raw)
-				}
-				pair[i] = v
+			rng, err := parseRangeField(key, raw)
+			if err != nil {
+				return Ref{}, err
 			}
 			if key == "bytes" {
-				f.Bytes = &pair
+				f.Bytes = &rng
 			} else {
-				f.Lines = &pair
+				f.Lines = &rng
 			}
 		case "$list_results":
 			n, err := strconv.ParseInt(string(raw), 10, 64)
@@ -208,6 +205,49 @@ func ParseRef(data []byte) (Ref, error) {
 	return f.Ref()
 }
 
+// parseRangeField reads "lines" or "bytes": an array of two integers,
+// or a string holding a range as the command line takes it ("670",
+// "670-", "-50", "1-40" for lines; "-4096", "100-", "0-100" for bytes).
+func parseRangeField(key string, raw json.RawMessage) (peek.RangeArg, error) {
+	want := `[1, 40] or a string as on the command line ("670", "670-", "-50")`
+	if key == "bytes" {
+		want = `[0, 4096] or a string as on the command line ("4096-", "-4096")`
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return peek.RangeArg{}, badRef("%q must be an array of two integers, as in %s, not %s", key, want, raw)
+		}
+		parse := peek.ParseLines
+		if key == "bytes" {
+			parse = peek.ParseBytes
+		}
+		r, err := parse(s)
+		if err != nil {
+			return peek.RangeArg{}, badRef("%q: %q is not a range: want %s", key, s, want)
+		}
+		return r, nil
+	}
+	var nums []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &nums) != nil || len(nums) != 2 {
+		return peek.RangeArg{}, badRef("%q must be an array of two integers, as in %s, not %s", key, want, raw)
+	}
+	var pair [2]int64
+	for i, n := range nums {
+		v, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil {
+			return peek.RangeArg{}, badRef("%q must be an array of two integers, as in %s, not %s", key, want, raw)
+		}
+		pair[i] = v
+	}
+	return peek.Between(pair[0], pair[1]), nil
+}
+
+// rangeArg is the range of a RefLines or RefBytes reference as typed.
+func (r Ref) rangeArg() peek.RangeArg {
+	return peek.RangeArg{First: r.Start, Last: r.End, Tail: r.Tail}
+}
+
 // MarshalJSON renders the reference in its canonical JSON form, which
 // ParseRef reads back as the same Ref.
 func (r Ref) MarshalJSON() ([]byte, error) {
@@ -221,10 +261,16 @@ func (r Ref) MarshalJSON() ([]byte, error) {
 	}
 	b := str([]byte(`{"$ref":`), r.ID)
 	switch r.Kind {
-	case RefBytes:
-		b = fmt.Appendf(b, `,"bytes":[%d,%d]`, r.Start, r.End)
-	case RefLines:
-		b = fmt.Appendf(b, `,"lines":[%d,%d]`, r.Start, r.End)
+	case RefBytes, RefLines:
+		key := "bytes"
+		if r.Kind == RefLines {
+			key = "lines"
+		}
+		if rg := r.rangeArg(); rg.Closed() {
+			b = fmt.Appendf(b, `,"%s":[%d,%d]`, key, r.Start, r.End)
+		} else {
+			b = fmt.Appendf(b, `,"%s":"%s"`, key, rg)
+		}
 	case RefPointer:
 		b = str(append(b, `,"pointer":`...), r.Pointer.String())
 		if r.As != AsLexeme {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -24,6 +25,14 @@ func TestParseRef(t *testing.T) {
 		{`{"$ref": "c1", "pointer": "/0", "as": "value"}`, Ref{Kind: RefPointer, ID: "c1", Pointer: ptr("/0"), As: AsValue}},
 		{`{"$ref": "c1", "sha256": "` + strings.ToUpper(sha) + `"}`, Ref{Kind: RefWhole, ID: "c1", SHA256: sha}},
 		{`{"$list_results": 2}`, Ref{Kind: RefList, Page: 2}},
+		// The range forms of the command line, as strings.
+		{`{"$ref": "c1", "lines": "670"}`, Ref{Kind: RefLines, ID: "c1", Start: 670, End: 670}},
+		{`{"$ref": "c1", "lines": "670-"}`, Ref{Kind: RefLines, ID: "c1", Start: 670, End: peek.ToEnd}},
+		{`{"$ref": "c1", "lines": "-50"}`, Ref{Kind: RefLines, ID: "c1", Tail: 50}},
+		{`{"$ref": "c1", "lines": "3-4"}`, Ref{Kind: RefLines, ID: "c1", Start: 3, End: 4}},
+		{`{"$ref": "c1", "bytes": "-4096"}`, Ref{Kind: RefBytes, ID: "c1", Tail: 4096}},
+		{`{"$ref": "c1", "bytes": "100-"}`, Ref{Kind: RefBytes, ID: "c1", Start: 100, End: peek.ToEnd}},
+		{`{"$ref": "c1", "bytes": "0-9"}`, Ref{Kind: RefBytes, ID: "c1", Start: 0, End: 9}},
 	} {
 		got, err := ParseRef([]byte(tc.in))
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
@@ -51,7 +60,9 @@ func TestParseRefErrors(t *testing.T) {
 		{`{"$ref": "c1", "bytes": ["1", 2]}`, retain.CodeBadReference, `"bytes" must be an array of two integers`},
 		{`{"$ref": "c1", "bytes": [1e2, 200]}`, retain.CodeBadReference, `"bytes" must be an array of two integers`},
 		{`{"$ref": "c1", "bytes": [0, 99999999999999999999]}`, retain.CodeBadReference, `"bytes" must be an array of two integers`},
-		{`{"$ref": "c1", "bytes": "0-9"}`, retain.CodeBadReference, `"bytes" must be an array of two integers`},
+		{`{"$ref": "c1", "bytes": "9"}`, retain.CodeBadReference, `"bytes": "9" is not a range: want [0, 4096] or a string as on the command line ("4096-", "-4096")`},
+		{`{"$ref": "c1", "lines": "-0"}`, retain.CodeBadReference, `"lines": "-0" is not a range`},
+		{`{"$ref": "c1", "lines": "1-x"}`, retain.CodeBadReference, `"lines": "1-x" is not a range`},
 		{`{"$ref": "c1", "as": "string"}`, retain.CodeBadReference, `"as" applies to a pointer selection only`},
 		{`{"$ref": "c1", "pointer": "/a", "as": "text"}`, retain.CodeBadReference, `"as": "text": want "lexeme" or "string"`},
 		{`{"$ref": "c1", "pointer": "a"}`, retain.CodeBadPointer, `must be empty (the whole document) or start with "/"`},
@@ -81,7 +92,7 @@ func TestRefFieldsMatchJSON(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("%+v, %v; want %+v", got, err, want)
 	}
-	f = RefFields{ID: &id, Bytes: &[2]int64{1, 2}, Lines: &[2]int64{1, 2}}
+	f = RefFields{ID: &id, Bytes: &peek.RangeArg{First: 1, Last: 2}, Lines: &peek.RangeArg{First: 1, Last: 2}}
 	if _, err := f.Ref(); retain.CodeOf(err) != retain.CodeBadReference {
 		t.Fatalf("bytes and lines: %v", err)
 	}
@@ -107,6 +118,7 @@ func FuzzParseRef(f *testing.F) {
 	for _, s := range []string{
 		`{"$ref": "c1"}`, `{"$ref": "c1", "bytes": [0, 10]}`, `{"$ref": "c\"1", "lines": [1, 2], "sha256": "` + strings.Repeat("0", 64) + `"}`,
 		`{"$ref": "c1", "pointer": "/a~0~1\u00e9", "as": "string"}`, `{"$list_results": 3}`, `{"$ref": "\ud800"}`,
+		`{"$ref": "c1", "lines": "-50"}`, `{"$ref": "c1", "bytes": "7-"}`, `{"$ref": "c1", "lines": "9"}`,
 	} {
 		f.Add([]byte(s))
 	}

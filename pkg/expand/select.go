@@ -30,6 +30,29 @@ func (s *Selection) Decoded() bool { return s.Ref.Kind == RefPointer && s.Ref.As
 // string, of its JSON form).
 func (s *Selection) Size() int64 { return s.End - s.Start }
 
+// absolute is r with a line range to the end or of the last lines made
+// the lines of v it names ("670-" of 1000 lines is 670-1000; "-50" is
+// 951-1000). A "670-" of fewer lines stays open, so the error names it as
+// given. Byte ranges are left to peek.ByteSpan.
+func (r Ref) absolute(v *retain.Value) Ref {
+	if r.Kind != RefLines {
+		return r
+	}
+	n := v.Desc.Lines
+	if r.Tail == 0 && r.End == peek.ToEnd && r.Start > n {
+		return r
+	}
+	first, last := r.rangeArg().LinesOf(n)
+	if last == peek.ToEnd {
+		last = n
+	}
+	if r.Tail > 0 && n == 0 {
+		last = peek.ToEnd
+	}
+	r.Start, r.End, r.Tail = first, last, 0
+	return r
+}
+
 // Select finds the selection r makes in v. It checks the reference's
 // digest, the byte range's bounds and UTF-8 boundaries, the line range, and
 // for a pointer that v is one valid JSON document and that the pointer
@@ -42,14 +65,16 @@ func Select(v *retain.Value, r Ref) (*Selection, error) {
 		return nil, err
 	}
 	s := &Selection{Ref: r, Value: v}
+	r = r.absolute(v)
 	switch r.Kind {
 	case RefWhole:
 		s.End = v.Size()
 	case RefBytes:
-		if err := peek.CheckBytes(v, r.Start, r.End); err != nil {
+		start, end, err := peek.ByteSpan(v, r.rangeArg())
+		if err != nil {
 			return nil, err
 		}
-		s.Start, s.End = r.Start, r.End
+		s.Start, s.End = start, end
 	case RefLines:
 		// peek's rules and messages, except that resolve and expand never
 		// clamp: a range that ends past the end fails too.

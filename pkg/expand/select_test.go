@@ -74,6 +74,14 @@ func TestSelect(t *testing.T) {
 		{`{"$ref": "json", "pointer": "/inf"}`, "1e400"},
 		{`{"$ref": "nl", "sha256": "` + digest("a\nb\n") + `"}`, "a\nb\n"},
 		{`{"$ref": "nl", "sha256": "` + strings.ToUpper(digest("a\nb\n")) + `", "lines": [1, 1]}`, "a\n"},
+		// The forms people type.
+		{`{"$ref": "crlf", "lines": "2"}`, "two\r\n"},
+		{`{"$ref": "crlf", "lines": "3-"}`, "three\r\nfour"},
+		{`{"$ref": "crlf", "lines": "-1"}`, "four"},
+		{`{"$ref": "crlf", "lines": "-9"}`, crlf},
+		{`{"$ref": "utf", "bytes": "-5"}`, "😀z"},
+		{`{"$ref": "utf", "bytes": "-4"}`, "z"}, // -4 would split 😀
+		{`{"$ref": "utf", "bytes": "3-"}`, "😀z"},
 	} {
 		s, err := rs.Open(mustRef(t, tc.ref))
 		if err != nil {

@@ -210,7 +210,11 @@ func (t *Tools) peek(raw json.RawMessage) ([]byte, error) {
 	defer v.Close()
 	switch {
 	case a.Bytes != nil:
-		s, e, err := peek.ParseRange(*a.Bytes)
+		rg, err := peek.ParseBytes(*a.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		s, e, err := peek.ByteSpan(v, rg)
 		if err != nil {
 			return nil, err
 		}
@@ -235,9 +239,11 @@ func (t *Tools) peek(raw json.RawMessage) ([]byte, error) {
 	}
 	first, last := int64(1), peek.ToEnd
 	if a.Lines != nil {
-		if first, last, err = peek.ParseRange(*a.Lines); err != nil {
+		rg, err := peek.ParseLines(*a.Lines)
+		if err != nil {
 			return nil, err
 		}
+		first, last = rg.LinesOf(v.Desc.Lines)
 	}
 	p, err := peek.Lines(v, first, last, caps)
 	if err != nil {

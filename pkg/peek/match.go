@@ -22,6 +22,9 @@ var queryChunk = 1 << 20
 // scanResult is what a search pass finds.
 type scanResult struct {
 	afterOff int64 // matches in lines from here on are kept
+	// from and to confine the search to the lines starting in [from, to)
+	// (to 0: to the end).
+	from, to int64
 	// keep is how many line starts to keep (-1: all), unless emit is set:
 	// then each is handed to emit, and a search stops at its error.
 	keep  int
@@ -468,6 +471,9 @@ func readChunk(src source, p []byte, off int64) (int, error) {
 }
 
 func (r *scanResult) add(lineStart int64) error {
+	if lineStart < r.from || r.to > 0 && lineStart >= r.to {
+		return nil
+	}
 	r.total++
 	switch {
 	case lineStart < r.afterOff:

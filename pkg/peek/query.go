@@ -14,6 +14,13 @@ type QueryOptions struct {
 	IgnoreCase bool   `json:"ignore_case,omitempty"` // Unicode case folding
 	Context    int64  `json:"context,omitempty"`     // lines shown before and after each match
 	AfterLine  int64  `json:"after_line,omitempty"`  // show only matches after this line
+	// FirstLine and LastLine, when set, confine the search to lines
+	// FirstLine..LastLine (peek --lines A-B --query TEXT): matches, their
+	// context and the totals are counted within them. LastLine ToEnd (or
+	// past the end) is the last line; a FirstLine past the end is
+	// invalid_range.
+	FirstLine int64 `json:"first_line,omitempty"`
+	LastLine  int64 `json:"last_line,omitempty"`
 }
 
 // QueryPage is the result of Query.
@@ -30,6 +37,7 @@ type QueryPage struct {
 	// (0 otherwise).
 	Next   int64 `json:"next,omitempty"`
 	escape bool
+	w      *window // the lines a confined search covers (nil: all)
 }
 
 // Query searches v for lines matching o and returns the first matches
@@ -50,6 +58,42 @@ func (o QueryOptions) prepare() (matcher, error) {
 	return compileQuery(o.Query, o.Regex, o.IgnoreCase)
 }
 
+// window is the part of a value a search covers: lines lo..hi, bytes
+// [from, to).
+type window struct {
+	lo, hi   int64
+	from, to int64
+	within   bool // FirstLine or LastLine confined it
+}
+
+// window locates the lines o confines the search to.
+func (o QueryOptions) window(src source) (window, error) {
+	n := src.Lines()
+	if o.FirstLine == 0 && o.LastLine == 0 {
+		return window{lo: 1, hi: n, to: src.Size()}, nil
+	}
+	first, last := max(o.FirstLine, 1), o.LastLine
+	if last == 0 {
+		last = ToEnd
+	}
+	if o.FirstLine == 0 && last < first {
+		first = last // lets checkLines name the range as given
+	}
+	from, to, hi, err := lineSpan(src, first, last)
+	if err != nil {
+		return window{}, err
+	}
+	return window{lo: first, hi: hi, from: from, to: to, within: true}, nil
+}
+
+// String names the lines a confined search covers, for its trailer.
+func (w *window) String() string {
+	if w == nil || !w.within {
+		return ""
+	}
+	return fmt.Sprintf(" in lines %d-%d", w.lo, w.hi)
+}
+
 // afterOffset returns where the lines after line `after` start (the end
 // of the value when there are none), moving sc there.
 func afterOffset(src source, sc *lineScanner, after int64) (int64, error) {
@@ -65,7 +109,14 @@ func query(src source, o QueryOptions, caps Caps) (*QueryPage, error) {
 	if err != nil {
 		return nil, err
 	}
+	w, err := o.window(src)
+	if err != nil {
+		return nil, err
+	}
 	p := &QueryPage{QueryOptions: o, Lines: []Line{}, escape: c.Escape}
+	if w.within {
+		p.w = &w
+	}
 	budget := int64(-1)
 	if c.Bytes > 0 {
 		reserve := int64(len(p.trailer(worstNumber(src.Size()))))
@@ -75,11 +126,11 @@ func query(src source, o QueryOptions, caps Caps) (*QueryPage, error) {
 		budget = c.Bytes - reserve
 	}
 	sc := newLineScanner(src)
-	afterOff, err := afterOffset(src, sc, o.AfterLine)
+	afterOff, err := afterOffset(src, sc, max(o.AfterLine, w.lo-1))
 	if err != nil {
 		return nil, err
 	}
-	r := scanResult{afterOff: afterOff, keep: -1}
+	r := scanResult{afterOff: afterOff, from: w.from, to: w.to, keep: -1}
 	if c.Lines > 0 {
 		r.keep = int(min(c.Lines, 1<<20))
 	} else if c.Bytes > 0 {
@@ -121,7 +172,10 @@ func (p *QueryPage) next() int64 {
 // is shown alone (as a window around the match if it must be) when it does
 // not fit with its context.
 func (p *QueryPage) fill(src source, m matcher, nums []int64, c capped, budget int64) error {
-	n := src.Lines()
+	lo, n := int64(1), src.Lines()
+	if p.w != nil {
+		lo, n = p.w.lo, p.w.hi
+	}
 	ctx := p.Context
 	sc := newLineScanner(src)
 	used, last := int64(0), int64(0) // bytes used, last line shown
@@ -135,7 +189,7 @@ func (p *QueryPage) fill(src source, m matcher, nums []int64, c capped, budget i
 			}
 			p.Shown++
 		}
-		from, to := max(1, k-ctx, last+1), min(n, k+ctx)
+		from, to := max(lo, k-ctx, last+1), min(n, k+ctx)
 		if from > to {
 			continue
 		}
@@ -285,12 +339,12 @@ func (p *QueryPage) Trailer() string {
 			win = &p.Lines[i]
 		}
 	}
-	return queryTrailer(p.Total, p.Before, p.Shown, p.AfterLine, win, p.Next)
+	return queryTrailer(p.Total, p.Before, p.Shown, p.AfterLine, p.w.String(), win, p.Next)
 }
 
-func queryTrailer(total, before, shown, after int64, win *Line, next int64) string {
+func queryTrailer(total, before, shown, after int64, within string, win *Line, next int64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%d matches", total)
+	fmt.Fprintf(&b, "[%d matches%s", total, within)
 	switch {
 	case total == 0:
 	case shown == 0:
@@ -312,5 +366,5 @@ func queryTrailer(total, before, shown, after int64, win *Line, next int64) stri
 
 func (p *QueryPage) trailer(w int64) string {
 	l := &Line{N: w, Start: w, End: w, Cut: true, Window: &Window{w, w, w}}
-	return queryTrailer(w, w-1, 1, w, l, w) + "\n\n"
+	return queryTrailer(w, w-1, 1, w, (&window{lo: w, hi: w, within: p.w != nil}).String(), l, w) + "\n\n"
 }

@@ -224,14 +224,18 @@ func writeQuery(w io.Writer, src source, o QueryOptions, caps Caps) error {
 	if err != nil {
 		return err
 	}
-	num := newLineScanner(src)
-	afterOff, err := afterOffset(src, num, o.AfterLine)
+	win, err := o.window(src)
 	if err != nil {
 		return err
 	}
-	st := &queryStream{src: src, c: c, ctx: o.Context, n: src.Lines(),
+	num := newLineScanner(src)
+	afterOff, err := afterOffset(src, num, max(o.AfterLine, win.lo-1))
+	if err != nil {
+		return err
+	}
+	st := &queryStream{src: src, c: c, ctx: o.Context, lo: win.lo, n: win.hi,
 		num: num, rd: newLineScanner(src), out: newPageWriter(w, c.Escape)}
-	r := scanResult{afterOff: afterOff, emit: st.match}
+	r := scanResult{afterOff: afterOff, from: win.from, to: win.to, emit: st.match}
 	if err := m.scan(src, &r); err != nil {
 		return err
 	}
@@ -239,7 +243,7 @@ func writeQuery(w io.Writer, src source, o QueryOptions, caps Caps) error {
 	if st.shown > 0 && r.before+st.shown < r.total {
 		next = st.lastMatch
 	}
-	return st.out.close(queryTrailer(r.total, r.before, st.shown, o.AfterLine, nil, next))
+	return st.out.close(queryTrailer(r.total, r.before, st.shown, o.AfterLine, win.String(), nil, next))
 }
 
 // queryStream writes the matches of a search as the search finds them,
@@ -247,7 +251,8 @@ func writeQuery(w io.Writer, src source, o QueryOptions, caps Caps) error {
 type queryStream struct {
 	src       source
 	c         capped
-	ctx, n    int64
+	ctx       int64
+	lo, n     int64        // the lines searched
 	num       *lineScanner // numbers the matches, moving forward
 	rd        *lineScanner // reads the lines shown, moving forward
 	out       *pageWriter
@@ -269,7 +274,7 @@ func (st *queryStream) match(lineStart int64) error {
 	if k <= st.last {
 		st.shown, st.lastMatch = st.shown+1, k // shown as context already
 	}
-	from, to := max(1, k-st.ctx, st.last+1), min(st.n, k+st.ctx)
+	from, to := max(st.lo, k-st.ctx, st.last+1), min(st.n, k+st.ctx)
 	if from > to {
 		return nil
 	}

@@ -24,21 +24,25 @@ type Descriptor struct {
 	CallID string `json:"call_id"`
 	// CallIDXXH3 is the XXH3-64 (16 hex digits) of a call id longer than
 	// MaxCallIDBytes, of which CallID then keeps the first bytes.
-	CallIDXXH3   string      `json:"call_id_xxh3,omitempty"`
-	Run          ID          `json:"run"`
-	Tool         string      `json:"tool,omitempty"`
-	Size         int64       `json:"size"`
-	Lines        int64       `json:"lines"`
-	SHA256       string      `json:"sha256"`
-	UTF8         bool        `json:"utf8"`
-	JSON         bool        `json:"json"`
-	Complete     bool        `json:"complete"`
-	OmittedBytes *int64      `json:"omitted_bytes,omitempty"`
-	ExitCode     *int        `json:"exit_code,omitempty"`
-	TimedOut     bool        `json:"timed_out"`
-	Created      time.Time   `json:"created"`
-	Compression  Compression `json:"compression"`
-	StoredBytes  int64       `json:"stored_bytes"`
+	CallIDXXH3   string `json:"call_id_xxh3,omitempty"`
+	Run          ID     `json:"run"`
+	Tool         string `json:"tool,omitempty"`
+	Size         int64  `json:"size"`
+	Lines        int64  `json:"lines"`
+	SHA256       string `json:"sha256"`
+	UTF8         bool   `json:"utf8"`
+	JSON         bool   `json:"json"`
+	Complete     bool   `json:"complete"`
+	OmittedBytes *int64 `json:"omitted_bytes,omitempty"`
+	ExitCode     *int   `json:"exit_code,omitempty"`
+	TimedOut     bool   `json:"timed_out"`
+	// Stopped: the producer was stopped once its output reached
+	// max-value-size, so the value is the first Size bytes of an output
+	// that went on (retval exec); Complete is then false.
+	Stopped     bool        `json:"stopped,omitempty"`
+	Created     time.Time   `json:"created"`
+	Compression Compression `json:"compression"`
+	StoredBytes int64       `json:"stored_bytes"`
 }
 
 // Meta is what a caller says about a result besides its bytes.
@@ -48,10 +52,13 @@ type Meta struct {
 	OmittedBytes *int64 // bytes the producer discarded, when known
 	ExitCode     *int
 	TimedOut     bool
+	// Stopped: the producer was stopped at max-value-size; the value is
+	// the head of its output (see Descriptor.Stopped).
+	Stopped bool
 }
 
 func (d *Descriptor) meta() Meta {
-	return Meta{Tool: d.Tool, Partial: !d.Complete, OmittedBytes: d.OmittedBytes, ExitCode: d.ExitCode, TimedOut: d.TimedOut}
+	return Meta{Tool: d.Tool, Partial: !d.Complete && !d.Stopped, OmittedBytes: d.OmittedBytes, ExitCode: d.ExitCode, TimedOut: d.TimedOut, Stopped: d.Stopped}
 }
 
 func marshalDescriptor(d *Descriptor) ([]byte, error) {

@@ -155,3 +155,19 @@ func (s *Store) missingRun(run ID) error {
 	}
 	return &Error{Code: CodeUnknownReference, Err: fmt.Errorf("no run %q in %s", run, s.Dir)}
 }
+
+// Taken reports whether call (a call id, or the value id made from it)
+// names a descriptor in run: an id that Retain would not treat as new. A
+// run that does not exist takes nothing.
+func (s *Store) Taken(run, call string) bool {
+	rid, err := Sanitize(run)
+	if err != nil {
+		return false
+	}
+	id, err := Sanitize(call)
+	if err != nil {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(s.RunDir(rid), MetaName(id)))
+	return err == nil
+}

@@ -28,6 +28,11 @@ type RetainOptions struct {
 	Compress string
 	// ReadMore is the form of the stub's read-more line ("" is ReadMorePeek).
 	ReadMore ReadMore
+	// Finish, when set, is called once the input has been read to its end,
+	// before the descriptor is made: the Meta it returns replaces Meta.
+	// It is how what is known only at the end (a command's exit status)
+	// reaches the descriptor of a value streamed as it was produced.
+	Finish func() Meta
 }
 
 // Result is what Retain did.
@@ -235,9 +240,13 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		return w.fallbackAfterWrite(nil, in, nil)
 	}
 
-	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(w.opts.Meta.Tool, MaxToolBytes),
-		Complete: !w.opts.Meta.Partial, OmittedBytes: w.opts.Meta.OmittedBytes,
-		ExitCode: w.opts.Meta.ExitCode, TimedOut: w.opts.Meta.TimedOut,
+	if w.opts.Finish != nil {
+		w.opts.Meta = w.opts.Finish()
+	}
+	m := w.opts.Meta
+	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(m.Tool, MaxToolBytes),
+		Complete: !m.Partial && !m.Stopped, OmittedBytes: m.OmittedBytes,
+		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped,
 		Compression: w.comp}
 	d.setCallID(w.opts.Call)
 	w.st.descriptor(d)

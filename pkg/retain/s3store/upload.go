@@ -1,0 +1,158 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// UploadOptions say how Upload writes.
+type UploadOptions struct {
+	// IfAbsent makes the upload fail with ErrExists when the key exists
+	// (If-None-Match: * on the PUT, or on the multipart completion).
+	IfAbsent bool
+}
+
+// Upload streams r to key: one PUT when r holds at most PartSize bytes,
+// a multipart upload otherwise, with at most two parts in memory whatever
+// the size. An upload that fails is aborted: no object appears, and no
+// parts are left behind (if the abort itself fails, the server's own
+// expiry of incomplete uploads removes them). It returns the bytes
+// written.
+func (b *Bucket) Upload(ctx context.Context, key string, r io.Reader, opt UploadOptions) (int64, error) {
+	size := b.PartSize
+	if size <= 0 {
+		size = DefaultPartSize
+	}
+	first := make([]byte, size)
+	n, err := io.ReadFull(r, first)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		in := &s3.PutObjectInput{}
+		if opt.IfAbsent {
+			in.IfNoneMatch = aws.String("*")
+		}
+		if _, err := b.put(ctx, key, first[:n], in); err != nil {
+			return 0, err
+		}
+		return int64(n), nil
+	case err != nil:
+		return 0, &Error{Op: "upload", Key: key, Err: err}
+	}
+	return b.multipart(ctx, key, first, r, opt)
+}
+
+// part is one filled buffer on its way to the server.
+type part struct {
+	num  int32
+	data []byte
+}
+
+func (b *Bucket) multipart(ctx context.Context, key string, first []byte, r io.Reader, opt UploadOptions) (total int64, err error) {
+	created, err := b.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
+		Bucket:            aws.String(b.loc.Bucket),
+		Key:               aws.String(b.key(key)),
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
+	})
+	if err != nil {
+		return 0, b.classify("upload", key, err)
+	}
+	id := created.UploadId
+	defer func() {
+		if err != nil {
+			// A fresh context: the caller's may be what was cancelled.
+			b.client.AbortMultipartUpload(context.WithoutCancel(ctx), &s3.AbortMultipartUploadInput{
+				Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), UploadId: id,
+			})
+		}
+	}()
+
+	// One goroutine sends while this one fills the next buffer: two
+	// buffers in all, handed back and forth.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	full := make(chan part, 1)
+	// Room for both buffers: the sender never waits to hand one back.
+	free := make(chan []byte, 2)
+	free <- make([]byte, len(first))
+	sent := make(chan error, 1)
+	var done []types.CompletedPart
+	go func() {
+		var err error
+		for p := range full {
+			if err == nil {
+				var out *s3.UploadPartOutput
+				out, err = b.client.UploadPart(ctx, &s3.UploadPartInput{
+					Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), UploadId: id,
+					PartNumber:        aws.Int32(p.num),
+					Body:              bytes.NewReader(p.data),
+					ContentLength:     aws.Int64(int64(len(p.data))),
+					ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
+					ChecksumSHA256:    checksum(p.data),
+				})
+				if err == nil {
+					done = append(done, types.CompletedPart{PartNumber: aws.Int32(p.num), ETag: out.ETag, ChecksumSHA256: out.ChecksumSHA256})
+				} else {
+					cancel()
+				}
+			}
+			free <- p.data[:cap(p.data)]
+		}
+		sent <- err
+	}()
+
+	buf := first
+	var readErr error
+	for num := int32(1); ; num++ {
+		if num > 10000 {
+			readErr = fmt.Errorf("more than 10,000 parts of %d bytes", len(first))
+			break
+		}
+		full <- part{num: num, data: buf}
+		total += int64(len(buf))
+		if len(buf) < len(first) {
+			break
+		}
+		buf = <-free
+		n, err := io.ReadFull(r, buf)
+		if err == io.EOF {
+			break
+		}
+		if err != nil && err != io.ErrUnexpectedEOF {
+			readErr = err
+			break
+		}
+		buf = buf[:n]
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(full)
+	if err := <-sent; err != nil {
+		return 0, b.classify("upload", key, err)
+	}
+	if readErr != nil {
+		return 0, &Error{Op: "upload", Key: key, Err: readErr}
+	}
+	in := &s3.CompleteMultipartUploadInput{
+		Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), UploadId: id,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done},
+	}
+	if opt.IfAbsent {
+		in.IfNoneMatch = aws.String("*")
+	}
+	if _, err := b.client.CompleteMultipartUpload(ctx, in); err != nil {
+		err = b.classify("upload", key, err)
+		if errors.Is(err, ErrChanged) {
+			err = &Error{Op: "upload", Key: key, Err: ErrExists}
+		}
+		return 0, err
+	}
+	return total, nil
+}
