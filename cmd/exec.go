@@ -119,7 +119,7 @@ func runExec(c *cli.Context, e *env) error {
 	defer signal.Stop(sigs)
 	o.Signals = sigs
 
-	res, err := execute.Run(retain.Open(r.RunsDir), o)
+	res, err := execute.Run(logStore(r.RunsDir, e, "exec"), o)
 	if res == nil {
 		return err // the command did not run
 	}

@@ -86,7 +86,7 @@ valid range).`,
 	}
 }
 
-func runPeek(c *cli.Context, e *env) error {
+func runPeek(c *cli.Context, e *env) (err error) {
 	args, r, run, err := beginRun(c)
 	if err != nil {
 		return err
@@ -102,11 +102,16 @@ func runPeek(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	v, err := retain.Open(r.RunsDir).OpenValue(run, args[0])
+	store := logStore(r.RunsDir, e, "peek")
+	v, err := store.OpenValue(run, args[0])
 	if err != nil {
+		store.LogCall(run, args[0], "peek", 0, err)
 		return err
 	}
 	defer v.Close()
+	// What is printed, or the error, is accounted for in the read log.
+	stdout := &countWriter{w: e.stdout}
+	defer func() { store.LogCall(run, args[0], "peek", stdout.n, err) }()
 	if err := sel.resolve(v); err != nil {
 		return err
 	}
@@ -115,11 +120,11 @@ func runPeek(c *cli.Context, e *env) error {
 		caps.Escape = isTerminal(e.stdout)
 		switch sel.kind {
 		case "lines":
-			return peek.WriteLines(e.stdout, v, sel.a, sel.b, caps)
+			return peek.WriteLines(stdout, v, sel.a, sel.b, caps)
 		case "bytes":
-			return peek.WriteBytes(e.stdout, v, sel.a, sel.b, caps)
+			return peek.WriteBytes(stdout, v, sel.a, sel.b, caps)
 		default:
-			return peek.WriteQuery(e.stdout, v, sel.query, caps)
+			return peek.WriteQuery(stdout, v, sel.query, caps)
 		}
 	}
 	if caps.Bytes < 0 {
@@ -153,7 +158,7 @@ func runPeek(c *cli.Context, e *env) error {
 		p, out.Page = qp, qp
 	}
 	out.Text, out.Trailer = string(p.Render()), p.Trailer()
-	return writeJSON(e.stdout, out)
+	return writeJSON(stdout, out)
 }
 
 // peekJSON is peek's --json output: the page's fields, and the text the

@@ -36,6 +36,9 @@ const (
 type Store struct {
 	Dir string
 	Now func() time.Time
+	// OnLogError, when set, is told of each failure to append to a run's
+	// read log (the read itself goes on). The CLI says the first on stderr.
+	OnLogError func(error)
 }
 
 // Open returns a Store for dir; nothing is created until something is written.
