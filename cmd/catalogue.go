@@ -86,19 +86,28 @@ func runCatalogue(c *cli.Context, e *env) error {
 	if c.Int("page-size") < 1 {
 		return usageErr("--page-size %d: want at least 1", c.Int("page-size"))
 	}
-	p, err := store.CataloguePage(run, c.Int("page"), c.Int("page-size"))
+	// What is printed, or the error, is accounted for in the read log.
+	store.OnLogError = logStore(r.RunsDir, e, "catalogue").OnLogError
+	stdout := &countWriter{w: e.stdout}
+	err = printCatalogue(stdout, store, run, c.Int("page"), c.Int("page-size"), r.JSON)
+	store.LogCall(run, "", "catalogue", stdout.n, err)
+	return err
+}
+
+func printCatalogue(w io.Writer, store *retain.Store, run string, page, size int, asJSON bool) error {
+	p, err := store.CataloguePage(run, page, size)
 	if err != nil {
 		return err
 	}
-	if r.JSON {
+	if asJSON {
 		b, err := retain.MarshalPage(p)
 		if err != nil {
 			return err
 		}
-		_, err = e.stdout.Write(append(b, '\n'))
+		_, err = w.Write(append(b, '\n'))
 		return err
 	}
-	return printPage(e.stdout, p, c.Int("page-size"))
+	return printPage(w, p, size)
 }
 
 func printPage(w io.Writer, p *retain.Page, size int) error {

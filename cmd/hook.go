@@ -108,7 +108,8 @@ func answerClaudeCode(c *cli.Context, e *env) {
 		say("%v", err)
 		return
 	}
-	ans, err := hook.ClaudeCode(e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off})
+	ans, err := hook.ClaudeCode(e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off,
+		OnLogError: logStore(dir, e, "hook: claude-code").OnLogError})
 	if err != nil {
 		say("%v", err)
 		return

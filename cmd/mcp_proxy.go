@@ -59,7 +59,7 @@ func runMCPServe(c *cli.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tools := &rmcp.Tools{Store: retain.Open(dir), Run: r.Run, Limits: r.Limits,
+	tools := &rmcp.Tools{Store: logStore(dir, e, "mcp serve"), Run: r.Run, Limits: r.Limits,
 		PeekBytesSet: r.Values["peek-bytes"].Source != config.FromDefault}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -97,7 +97,7 @@ func runMCPProxy(c *cli.Context, e *env, args []string) error {
 	if _, err := retain.Sanitize(run); err != nil {
 		return usageErr("run id: %v", err)
 	}
-	tools := &rmcp.Tools{Store: retain.Open(dir), Run: run, Limits: r.Limits,
+	tools := &rmcp.Tools{Store: logStore(dir, e, "mcp proxy"), Run: run, Limits: r.Limits,
 		PeekBytesSet: r.Values["peek-bytes"].Source != config.FromDefault}
 	p := &rmcp.Proxy{Tools: tools, Compress: r.Compress, Off: r.Off, Session: session, Log: e.stderr}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"io"
 	"strconv"
 	"strings"
 
@@ -109,7 +110,7 @@ valid range) or, for --outline, not_json, bad_pointer, ambiguous_json.`,
 	}
 }
 
-func runPeek(c *cli.Context, e *env) error {
+func runPeek(c *cli.Context, e *env) (err error) {
 	args, r, run, err := beginRun(c)
 	if err != nil {
 		return err
@@ -132,13 +133,18 @@ func runPeek(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	v, err := retain.Open(r.RunsDir).OpenValue(run, args[0])
+	store := logStore(r.RunsDir, e, "peek")
+	v, err := store.OpenValue(run, args[0])
 	if err != nil {
+		store.LogCall(run, args[0], "peek", 0, err)
 		return err
 	}
 	defer v.Close()
+	// What is printed, or the error, is accounted for in the read log.
+	stdout := &countWriter{w: e.stdout}
+	defer func() { store.LogCall(run, args[0], "peek", stdout.n, err) }()
 	if sel.kind == "outline" {
-		return writeOutline(e, v, sel, caps, r.JSON)
+		return writeOutline(stdout, isTerminal(e.stdout), v, sel, caps, r.JSON)
 	}
 	if err := sel.resolve(v); err != nil {
 		return err
@@ -148,11 +154,11 @@ func runPeek(c *cli.Context, e *env) error {
 		caps.Escape = isTerminal(e.stdout)
 		switch sel.kind {
 		case "lines":
-			return peek.WriteLines(e.stdout, v, sel.a, sel.b, caps)
+			return peek.WriteLines(stdout, v, sel.a, sel.b, caps)
 		case "bytes":
-			return peek.WriteBytes(e.stdout, v, sel.a, sel.b, caps)
+			return peek.WriteBytes(stdout, v, sel.a, sel.b, caps)
 		default:
-			return peek.WriteQuery(e.stdout, v, sel.query, caps)
+			return peek.WriteQuery(stdout, v, sel.query, caps)
 		}
 	}
 	if caps.Bytes < 0 {
@@ -186,7 +192,7 @@ func runPeek(c *cli.Context, e *env) error {
 		p, out.Page = qp, qp
 	}
 	out.Text, out.Trailer = string(p.Render()), p.Trailer()
-	return writeJSON(e.stdout, out)
+	return writeJSON(stdout, out)
 }
 
 // peekJSON is peek's --json output: the page's fields, and the text the
@@ -217,7 +223,7 @@ type selector struct {
 func isPointerArg(s string) bool { return s == "" || strings.HasPrefix(s, "/") }
 
 // writeOutline prints the outline sel asks for.
-func writeOutline(e *env, v *retain.Value, sel selector, caps peek.Caps, asJSON bool) error {
+func writeOutline(w io.Writer, terminal bool, v *retain.Value, sel selector, caps peek.Caps, asJSON bool) error {
 	ptr := sel.pointer
 	f := expand.RefFields{ID: (*string)(&v.Desc.ID), Outline: &ptr}
 	if sel.after >= 0 {
@@ -242,13 +248,13 @@ func writeOutline(e *env, v *retain.Value, sel selector, caps peek.Caps, asJSON 
 		return err
 	}
 	if asJSON {
-		return writeJSON(e.stdout, peekJSON{ID: string(v.Desc.ID), Run: string(v.Run), Kind: "outline", Page: pg, Text: pg.Text})
+		return writeJSON(w, peekJSON{ID: string(v.Desc.ID), Run: string(v.Run), Kind: "outline", Page: pg, Text: pg.Text})
 	}
 	text := pg.Render()
-	if isTerminal(e.stdout) {
+	if terminal {
 		text = safetext.Append(nil, text)
 	}
-	_, err = e.stdout.Write(text)
+	_, err = w.Write(text)
 	return err
 }
 

@@ -78,7 +78,7 @@ func runRetain(c *cli.Context, e *env) error {
 		meta.ExitCode = &n
 	}
 	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore}
-	store := retain.Open(r.RunsDir)
+	store := logStore(r.RunsDir, e, "retain")
 
 	out := e.stdout
 	var jw *verbatimJSON

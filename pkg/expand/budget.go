@@ -65,8 +65,21 @@ type Answer struct {
 // result over a byte bound is answered with a too_large error. A call
 // whose lookups would pass the step's count is refused whole: nothing is
 // answered or spent, and the error is budget_exhausted.
+//
+// Every lookup, answered or failed, and a refusal are recorded in the
+// run's read log.
 func (rs *Resolver) Lookups(calls []Lookup, b Budget, spent *Spent) ([]Answer, error) {
-	return rs.lookups(calls, b.bounds(), spent, "")
+	answers, err := rs.lookups(calls, b.bounds(), spent, "")
+	rs.logLookups("", calls, answers, budgetRefusal(err))
+	return answers, err
+}
+
+// budgetRefusal is err when it refused a call for the budget, else nil.
+func budgetRefusal(err error) error {
+	if retain.CodeOf(err) == retain.CodeBudgetExhausted {
+		return err
+	}
+	return nil
 }
 
 func (rs *Resolver) lookups(calls []Lookup, b bounds, spent *Spent, step string) ([]Answer, error) {
@@ -137,11 +150,13 @@ func (rs *Resolver) Step(step string, calls []Lookup, b Budget) ([]Answer, error
 	spent := l.spent
 	answers, err := rs.lookups(calls, b.bounds(), &spent, string(l.step))
 	if err != nil {
+		rs.logLookups(step, calls, nil, budgetRefusal(err))
 		return nil, err
 	}
 	if err := l.save(spent); err != nil {
 		return nil, err
 	}
+	rs.logLookups(step, calls, answers, nil)
 	return answers, nil
 }
 

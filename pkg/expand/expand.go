@@ -58,6 +58,9 @@ type Plan struct {
 	// Digests makes WriteTo hash each node's content, for Summary.
 	Digests bool
 	done    []Expansion
+	// composed is the bytes each value gave the output (by the id its
+	// references name), for the read log.
+	composed map[string]int64
 }
 
 // Plan finds every reference of t in the run, checks that all of them
@@ -309,6 +312,7 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 	prev := 0
 	buf := make([]byte, copyChunk)
 	p.done = p.done[:0]
+	p.composed = map[string]int64{}
 	var fails []Failure
 	var h hash.Hash
 	if p.Digests {
@@ -335,6 +339,7 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 		}
 		for j, part := range n.Parts {
 			var err error
+			before := c.n
 			switch s := p.sels[i][j]; {
 			case !part.IsRef:
 				_, err = c.Write(part.Text) // checked when the template was read
@@ -349,6 +354,9 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 				if err == nil {
 					err = scan.err()
 				}
+			}
+			if part.IsRef {
+				p.composed[part.Ref.ID] += c.n - before
 			}
 			if out.err != nil {
 				return out.n, out.err
@@ -490,6 +498,7 @@ func (x *Expander) Expand(src []byte, summary bool) (*Result, error) {
 	if _, err := p.WriteTo(&r.out); err != nil {
 		return nil, err
 	}
+	x.logComposed(p.composed)
 	r.Expansions = p.Expansions()
 	if summary {
 		r.Summary = p.Summary()

@@ -235,6 +235,8 @@ type Resolver struct {
 	// UTF-8 is answered as the value holds it. A decoded string with a
 	// lone surrogate escape still fails not_utf8: no bytes stand for it.
 	Raw bool
+	// Via names the reader in the run's read log ("" is "resolve").
+	Via string
 }
 
 // Open opens the value r names and selects in it. The caller closes the

@@ -32,6 +32,9 @@ type Options struct {
 	Off bool
 	// MaxInput bounds the hook input; 0 is DefaultMaxInput.
 	MaxInput int64
+	// OnLogError is told of a failure to append to the run's read log
+	// (see retain.Store.OnLogError).
+	OnLogError func(error)
 }
 
 // Answer is what the hook says.
@@ -107,7 +110,9 @@ func ClaudeCode(in io.Reader, o Options) (Answer, error) {
 	if err != nil || o.RunsDir == "" {
 		return Answer{}, fmt.Errorf("no store: set runs_dir in the config file")
 	}
-	h := &handler{store: retain.Open(dir), in: inp, opts: o}
+	store := retain.Open(dir)
+	store.OnLogError = o.OnLogError
+	h := &handler{store: store, in: inp, opts: o}
 	switch {
 	case inp.ToolName == "Bash":
 		return h.bash()
@@ -131,7 +136,7 @@ func (h *handler) retain(r io.Reader, call string, meta retain.Meta) (*retain.Re
 		// legacy: at capacity the hook passes (a preview without a
 		// reference is worse than Claude Code's own); bounded would fail.
 		Policy: retain.PolicyLegacy, Compress: h.opts.Compress,
-		ReadMore: retain.ReadMoreShell,
+		ReadMore: retain.ReadMoreShell, Via: "hook",
 	})
 	switch {
 	case err != nil:

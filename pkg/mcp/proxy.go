@@ -526,7 +526,7 @@ func (p *Proxy) retain(r io.Reader, call, tool string) (string, bool) {
 		Run: p.Tools.Run, Call: call, Meta: retain.Meta{Tool: tool}, Limits: p.Tools.Limits,
 		// legacy: at capacity the result passes whole (bounded would
 		// show a header pointing at nothing).
-		Policy: retain.PolicyLegacy, Compress: p.Compress, ReadMore: retain.ReadMorePeek,
+		Policy: retain.PolicyLegacy, Compress: p.Compress, ReadMore: retain.ReadMorePeek, Via: "proxy",
 	})
 	switch {
 	case err != nil:

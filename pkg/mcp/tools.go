@@ -172,7 +172,7 @@ type peekArgs struct {
 	Bytes      *string `json:"bytes"`
 }
 
-func (t *Tools) peek(raw json.RawMessage) ([]byte, error) {
+func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 	var a peekArgs
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
@@ -196,6 +196,8 @@ func (t *Tools) peek(raw json.RawMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The page, or the error, is accounted for in the run's read log.
+	defer func() { t.Store.LogCall(run, a.ID, ToolPeek, int64(len(text)), err) }()
 	caps, err := peek.CapsFor(t.Limits, t.PeekBytesSet)
 	if err != nil {
 		return nil, err
@@ -277,7 +279,7 @@ func (t *Tools) resolve(raw json.RawMessage) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		ans, err := t.lookups(run, []expand.Lookup{{Ref: r}})
+		ans, err := t.lookups(run, ToolResolve, []expand.Lookup{{Ref: r}})
 		if err != nil {
 			return nil, err
 		}
@@ -294,7 +296,7 @@ func (t *Tools) resolve(raw json.RawMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, err := t.lookups(run, calls)
+	ans, err := t.lookups(run, ToolResolve, calls)
 	if err != nil {
 		return nil, err
 	}
@@ -302,8 +304,8 @@ func (t *Tools) resolve(raw json.RawMessage) ([]byte, error) {
 }
 
 // lookups answers the lookups of one call, a step of its own.
-func (t *Tools) lookups(run string, calls []expand.Lookup) ([]expand.Answer, error) {
-	rs := &expand.Resolver{Store: t.Store, Run: run}
+func (t *Tools) lookups(run, via string, calls []expand.Lookup) ([]expand.Answer, error) {
+	rs := &expand.Resolver{Store: t.Store, Run: run, Via: via}
 	return rs.Lookups(calls, expand.BudgetOf(t.Limits), &expand.Spent{})
 }
 
@@ -330,7 +332,7 @@ func (t *Tools) list(raw json.RawMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, err := t.lookups(run, []expand.Lookup{{Ref: r}})
+	ans, err := t.lookups(run, ToolList, []expand.Lookup{{Ref: r}})
 	if err != nil {
 		return nil, err
 	}

@@ -34,14 +34,18 @@ type Descriptor struct {
 	JSON       bool   `json:"json"`
 	// NDJSON: every non-empty line is one valid JSON document, and there
 	// are at least two.
-	NDJSON       bool        `json:"ndjson,omitempty"`
-	Complete     bool        `json:"complete"`
-	OmittedBytes *int64      `json:"omitted_bytes,omitempty"`
-	ExitCode     *int        `json:"exit_code,omitempty"`
-	TimedOut     bool        `json:"timed_out"`
-	Created      time.Time   `json:"created"`
-	Compression  Compression `json:"compression"`
-	StoredBytes  int64       `json:"stored_bytes"`
+	NDJSON       bool   `json:"ndjson,omitempty"`
+	Complete     bool   `json:"complete"`
+	OmittedBytes *int64 `json:"omitted_bytes,omitempty"`
+	ExitCode     *int   `json:"exit_code,omitempty"`
+	TimedOut     bool   `json:"timed_out"`
+	// Stopped: the producer was stopped once its output reached
+	// max-value-size, so the value is the first Size bytes of an output
+	// that went on (retval exec); Complete is then false.
+	Stopped     bool        `json:"stopped,omitempty"`
+	Created     time.Time   `json:"created"`
+	Compression Compression `json:"compression"`
+	StoredBytes int64       `json:"stored_bytes"`
 }
 
 // Meta is what a caller says about a result besides its bytes.
@@ -51,10 +55,13 @@ type Meta struct {
 	OmittedBytes *int64 // bytes the producer discarded, when known
 	ExitCode     *int
 	TimedOut     bool
+	// Stopped: the producer was stopped at max-value-size; the value is
+	// the head of its output (see Descriptor.Stopped).
+	Stopped bool
 }
 
 func (d *Descriptor) meta() Meta {
-	return Meta{Tool: d.Tool, Partial: !d.Complete, OmittedBytes: d.OmittedBytes, ExitCode: d.ExitCode, TimedOut: d.TimedOut}
+	return Meta{Tool: d.Tool, Partial: !d.Complete && !d.Stopped, OmittedBytes: d.OmittedBytes, ExitCode: d.ExitCode, TimedOut: d.TimedOut, Stopped: d.Stopped}
 }
 
 func marshalDescriptor(d *Descriptor) ([]byte, error) {

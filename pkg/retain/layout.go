@@ -36,6 +36,9 @@ const (
 type Store struct {
 	Dir string
 	Now func() time.Time
+	// OnLogError, when set, is told of each failure to append to a run's
+	// read log (the read itself goes on). The CLI says the first on stderr.
+	OnLogError func(error)
 }
 
 // Open returns a Store for dir; nothing is created until something is written.
@@ -154,4 +157,20 @@ func (s *Store) missingRun(run ID) error {
 		return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", run, t.Collected.UTC().Format(time.RFC3339))}
 	}
 	return &Error{Code: CodeUnknownReference, Err: fmt.Errorf("no run %q in %s", run, s.Dir)}
+}
+
+// Taken reports whether call (a call id, or the value id made from it)
+// names a descriptor in run: an id that Retain would not treat as new. A
+// run that does not exist takes nothing.
+func (s *Store) Taken(run, call string) bool {
+	rid, err := Sanitize(run)
+	if err != nil {
+		return false
+	}
+	id, err := Sanitize(call)
+	if err != nil {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(s.RunDir(rid), MetaName(id)))
+	return err == nil
 }

@@ -16,8 +16,8 @@ import (
 type EntryKind int
 
 const (
-	// KindOwn is the run's own bookkeeping: .lock, .activity, .steps and
-	// the ledgers in it.
+	// KindOwn is the run's own bookkeeping: .lock, .activity, the read
+	// log .reads, .steps and the ledgers in it.
 	KindOwn EntryKind = iota
 	// KindValue is a descriptor, or the content or index of a value whose
 	// descriptor exists.
@@ -180,6 +180,12 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 		switch {
 		case name == lockName || name == activityName:
 			e.Kind = KindOwn
+		case name == readsName:
+			// The read log; one that is not a regular file is not retval's.
+			e.Kind = KindOwn
+			if !fi.Mode().IsRegular() {
+				e.Kind = KindStray
+			}
 		case name == stepsDirName && fi.IsDir():
 			e.Kind = KindOwn
 			ri.StepsModTime = fi.ModTime()

@@ -61,7 +61,7 @@ func TestScanRunKinds(t *testing.T) {
 		got[e.Name] = e.Kind
 	}
 	want := map[string]EntryKind{
-		".lock": KindOwn, ".activity": KindOwn, ".steps": KindOwn, ".steps/s1.json": KindOwn,
+		".lock": KindOwn, ".activity": KindOwn, ".reads": KindOwn, ".steps": KindOwn, ".steps/s1.json": KindOwn,
 		".steps/.tmp-s1.json-1": KindTemp, ".tmp-c-1": KindTemp,
 		"a.txt": KindValue, "a.meta.json": KindValue, "b.txt": KindValue, "b.meta.json": KindValue, "b.lines": KindValue,
 		"c.txt": KindOrphan, "c.lines": KindOrphan, "a.txt.zst": KindOrphan,

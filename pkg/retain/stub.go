@@ -64,7 +64,9 @@ func ParseReadMore(s string) (ReadMore, error) {
 // Completeness renders the completeness part of a stub's header.
 func Completeness(size int64, m Meta) string {
 	var b strings.Builder
-	if m.Partial {
+	if m.Stopped {
+		fmt.Fprintf(&b, "partial: stopped at max-value-size, the first %d bytes", size)
+	} else if m.Partial {
 		fmt.Fprintf(&b, "partial: upstream kept the last %d bytes", size)
 		if m.OmittedBytes != nil {
 			fmt.Fprintf(&b, ", %d bytes discarded", *m.OmittedBytes)

@@ -145,6 +145,10 @@ func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 	now := s.now()
 	for _, e := range ri.Entries {
 		switch {
+		case e.Name == readsName:
+			if p, ok := s.verifyReads(run, e); ok {
+				report(p)
+			}
 		case e.Kind == KindValue && e.Name == MetaName(e.Value):
 			rep.Values++
 			for _, p := range verifyValue(ri.Dir, e.Value, has[LinesName(e.Value)], &rep.Bytes) {
@@ -159,6 +163,25 @@ func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 		}
 	}
 	return nil
+}
+
+// verifyReads checks the read log: a regular file of well-formed records.
+func (s *Store) verifyReads(run ID, e RunEntry) (Problem, bool) {
+	p := Problem{File: e.Name, Kind: ProblemCorrupt}
+	if e.Kind != KindOwn {
+		p.Message = "the read log is not a regular file: retval never makes one (remove it; stats counts nothing in it, and gc removes it as a stray)"
+		return p, true
+	}
+	info, err := s.ScanReads(run, func(*Read) {})
+	switch {
+	case err != nil:
+		p.Message = fmt.Sprintf("read log unreadable: %v", err)
+	case info.Malformed > 0:
+		p.Message = fmt.Sprintf("the read log has %d lines that are not records (the first is line %d): stats skips them; remove the file to start a new log", info.Malformed, info.FirstMalformed)
+	default:
+		return p, false
+	}
+	return p, true
 }
 
 func debrisWhy(e RunEntry, hasDesc bool) string {

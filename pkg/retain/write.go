@@ -28,6 +28,14 @@ type RetainOptions struct {
 	Compress string
 	// ReadMore is the form of the stub's read-more line ("" is ReadMorePeek).
 	ReadMore ReadMore
+	// Via names who shows the model what retain returns, in the read log
+	// ("" is "retain"; the hook says "hook", the MCP proxy "proxy").
+	Via string
+	// Finish, when set, is called once the input has been read to its end,
+	// before the descriptor is made: the Meta it returns replaces Meta.
+	// It is how what is known only at the end (a command's exit status)
+	// reaches the descriptor of a value streamed as it was produced.
+	Finish func() Meta
 }
 
 // Result is what Retain did.
@@ -64,7 +72,58 @@ const (
 //
 // Errors: usage (bad ids), conflict (the call id holds different bytes),
 // capacity (bounded policy), or a failure to read in or write out.
+//
+// What the model is shown — the stub, a verbatim result, a capacity
+// preview — is recorded in the run's read log (see LogRead).
 func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, error) {
+	cw := &countWriter{w: out}
+	res, err := s.retainInput(in, cw, o)
+	if err == nil {
+		s.logRetain(o, res, cw.n)
+	}
+	return res, err
+}
+
+// logRetain records what retain showed instead of the result.
+func (s *Store) logRetain(o RetainOptions, res *Result, verbatim int64) {
+	run, err := Sanitize(o.Run)
+	if err != nil {
+		return
+	}
+	id, _ := Sanitize(o.Call)
+	r := Read{Via: o.Via, Value: id, Tool: o.Meta.Tool, Bytes: int64(len(res.Stub))}
+	if res.Descriptor != nil && res.Descriptor.Tool != "" {
+		r.Tool = res.Descriptor.Tool
+	}
+	if r.Via == "" {
+		r.Via = "retain"
+	}
+	switch {
+	case res.Verbatim:
+		r.Op, r.Bytes, r.Size = OpVerbatim, verbatim, verbatim
+	case res.Retained:
+		r.Op, r.Size = OpStub, res.Descriptor.Size
+	case res.Descriptor != nil:
+		r.Op, r.Size = OpPreview, res.Descriptor.Size
+	default:
+		return
+	}
+	s.LogRead(run, r)
+}
+
+// countWriter counts what goes through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (s *Store) retainInput(in io.Reader, out io.Writer, o RetainOptions) (*Result, error) {
 	run, err := Sanitize(o.Run)
 	if err != nil {
 		return nil, Errorf(CodeUsage, "run id: %v", err)
@@ -235,9 +294,13 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		return w.fallbackAfterWrite(nil, in, nil)
 	}
 
-	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(w.opts.Meta.Tool, MaxToolBytes),
-		Complete: !w.opts.Meta.Partial, OmittedBytes: w.opts.Meta.OmittedBytes,
-		ExitCode: w.opts.Meta.ExitCode, TimedOut: w.opts.Meta.TimedOut,
+	if w.opts.Finish != nil {
+		w.opts.Meta = w.opts.Finish()
+	}
+	m := w.opts.Meta
+	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(m.Tool, MaxToolBytes),
+		Complete: !m.Partial && !m.Stopped, OmittedBytes: m.OmittedBytes,
+		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped,
 		Compression: w.comp}
 	d.setCallID(w.opts.Call)
 	w.st.descriptor(d)

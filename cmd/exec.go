@@ -1,0 +1,155 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/execute"
+	"github.com/retval/retval/pkg/retain"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(execCommand) }
+
+func execCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "exec",
+		Usage:     "run a command and retain what it printed",
+		UsageText: "retval exec --run R [--call C] [--tool T] [retain flags] [--timeout DUR] [--tail SIZE] [--stderr merged|separate] -- CMD ARGS...",
+		Description: `Runs CMD with ARGS, stdin passed through, and retains what it prints as
+retain would: the output itself when it is small, else its stub, which
+records the command's exit status (", exit 1") and whether it timed out.
+retval then exits with the command's own status, as timeout(1) does: 124
+when --timeout stopped it, 128+N when signal N ended it. Only when the
+command never ran (not found, not executable, a bad flag) does retval
+exit with its own codes, and the message says the command did not run.
+
+stdout and stderr are retained together, interleaved as a terminal shows
+them; --stderr separate retains stderr as a value of its own, call id
+"<call>.stderr", printing its stub (or itself) on stderr. The output goes
+into the store as it comes, so memory stays bounded whatever the command
+prints. An output that passes --max-value-size stops the command there
+(its process group is killed) and the value is the first bytes, the stub
+saying "partial: stopped at max-value-size". With --tail SIZE, only the
+last SIZE bytes are kept, as a test runner keeps them: the command runs
+on, and the value is partial with the exact count of bytes discarded.
+--tail is held in memory, so it is at most --max-value-size.
+
+--timeout DUR (90s, 15m, 2h) kills the command's whole process group
+(what it started, too) and keeps what it printed. SIGINT and SIGTERM sent
+to retval are forwarded to the group, and the output so far is kept. The
+command runs in a process group of its own: run interactive programs
+without retval.
+
+Without --call, a short call id unused in the run is picked ("x7kq2m")
+and shown in the stub, so the one reading it need not invent ids.
+
+Example:
+   retval exec --run "$RUN" --call "$CALL_ID" --timeout 15m -- go test ./...
+   retval exec --run "$RUN" --tail 256KiB -- make check
+   retval exec --run "$RUN" -- seq 1 20000
+
+Exit status: the command's own (124 on timeout, 128+N for signal N);
+when the command did not run, 2 usage (no command, bad flag, command not
+found or not executable) or 1 (I/O).`,
+		Flags: append(globalFlags("off", "policy", "compress", "read-more", "threshold", "preview-bytes", "peek-lines",
+			"max-value-size", "max-run-bytes", "max-run-values"),
+			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (default: a short unused one, shown in the stub)"},
+			&cli.StringFlag{Name: "tool", Usage: "name of the tool (default: the command's name)"},
+			&cli.StringFlag{Name: "timeout", Usage: "kill the command's process group after DUR (90s, 15m, 2h); exit 124"},
+			&cli.StringFlag{Name: "tail", Usage: "keep only the last SIZE bytes (256KiB), as a test runner does"},
+			&cli.StringFlag{Name: "stderr", Value: "merged", Usage: "merged (one value, interleaved) or separate (stderr as <call>.stderr)"},
+		),
+		Action: func(c *cli.Context) error { return runExec(c, envOf(c)) },
+	}
+}
+
+// execStatus ends retval with the command's status; the command already
+// said what it had to.
+type execStatus int
+
+func (s execStatus) Error() string   { return fmt.Sprintf("the command exited with status %d", int(s)) }
+func (s execStatus) ExitStatus() int { return int(s) }
+
+func runExec(c *cli.Context, e *env) error {
+	// Everything after the command's name is the command's: no flags of
+	// retval are looked for there.
+	argv := c.Args().Slice()
+	r, err := settings(c)
+	if err != nil {
+		return err
+	}
+	if len(argv) == 0 {
+		return usageErr("no command given: put it after --, as in retval exec --run R -- go test ./...")
+	}
+	o := execute.Options{Args: argv, Stdin: e.stdin, Out: e.stdout, ErrOut: e.stderr, Off: r.Off,
+		Stderr: execute.StderrMode(c.String("stderr"))}
+	if c.IsSet("timeout") {
+		if o.Timeout, err = config.ParseDuration(c.String("timeout")); err != nil {
+			return usageErr("--timeout: %v", err)
+		}
+	}
+	if c.IsSet("tail") {
+		if o.Tail, err = config.ParseSize(c.String("tail")); err != nil {
+			return usageErr("--tail: %v", err)
+		}
+	}
+	if !r.Off {
+		run, err := needRun(r)
+		if err != nil {
+			return err
+		}
+		tool := c.String("tool")
+		if !c.IsSet("tool") {
+			tool = argv[0]
+		}
+		o.Retain = retain.RetainOptions{Run: run, Call: c.String("call"), Meta: retain.Meta{Tool: tool},
+			Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore}
+	}
+	var jw *verbatimJSON
+	if r.JSON {
+		jw = &verbatimJSON{w: e.stdout}
+		o.Out = jw
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	o.Signals = sigs
+
+	res, err := execute.Run(logStore(r.RunsDir, e, "exec"), o)
+	if res == nil {
+		return err // the command did not run
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "retval: exec: %v (%s)\n", oneLine(err.Error()), retain.CodeOf(err))
+	}
+	for _, s := range []struct {
+		res *retain.Result
+		err bool // stderr's, with --stderr separate: its stub goes to stderr
+	}{{res.Stdout, false}, {res.Stderr, true}} {
+		if s.res == nil {
+			continue
+		}
+		if s.res.Warning != nil {
+			fmt.Fprintf(e.stderr, "retval: exec: warning: %v\n", s.res.Warning)
+		}
+		switch {
+		case s.err && !s.res.Verbatim:
+			fmt.Fprint(e.stderr, s.res.Stub)
+		case s.err:
+		case r.JSON && s.res.Verbatim:
+			jw.finish(s.res.Warning)
+		case r.JSON:
+			writeJSON(e.stdout, retainJSON{Descriptor: s.res.Descriptor, Retained: s.res.Retained, Stub: s.res.Stub, NotRetained: s.res.NotRetained})
+		case !s.res.Verbatim:
+			fmt.Fprint(e.stdout, s.res.Stub)
+		}
+	}
+	if res.Status != 0 {
+		return execStatus(res.Status)
+	}
+	return nil
+}

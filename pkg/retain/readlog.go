@@ -1,0 +1,394 @@
+package retain
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/retval/retval/internal/fsx"
+)
+
+// A run's read log, <run>.values/.reads, accounts for every byte retval
+// showed a model or a person: one line per record, appended with one
+// write(2) to a file opened O_APPEND, so concurrent readers' records never
+// interleave. The format is written down in docs/design.md ("The read
+// log"); pkg/stats sums it.
+
+const (
+	readsName = ".reads"
+	// MaxReadRecord bounds one record, newline included. A line longer
+	// than this is malformed.
+	MaxReadRecord = 512
+	// MaxReadLog bounds a read log: once it holds this many bytes no
+	// record is added (the failure is reported like any other), and a
+	// reader refuses a larger one as corrupt.
+	MaxReadLog = 64 << 20
+	// maxLogTool bounds the tool name a record carries.
+	maxLogTool = 128
+)
+
+// ReadOp says what a record of the read log accounts for.
+type ReadOp string
+
+// The records of a read log.
+const (
+	// OpStub: retain kept a value (Size bytes) and the model was shown its
+	// stub (Bytes) instead.
+	OpStub ReadOp = "stub"
+	// OpVerbatim: retain passed a result of Bytes bytes through unchanged.
+	OpVerbatim ReadOp = "verbatim"
+	// OpPreview: capacity stopped retain from keeping a value of Size
+	// bytes; the model was shown a preview of Bytes bytes with no
+	// reference (the rest is not kept).
+	OpPreview ReadOp = "preview"
+	// OpRead: a lookup (peek, resolve, $list_results, catalogue) returned
+	// Bytes bytes, or failed with Code (Bytes is then its message).
+	OpRead ReadOp = "read"
+	// OpRefused: a call of lookups was refused whole by the step budget
+	// (Bytes is the refusal's message).
+	OpRefused ReadOp = "refused"
+	// OpCompose: expand composed Bytes bytes of tool-call arguments from
+	// selections of the value, text the model did not have to write.
+	OpCompose ReadOp = "compose"
+)
+
+// Read is one record of a run's read log.
+type Read struct {
+	// Time is when it happened; zero means the store's clock.
+	Time time.Time
+	Op   ReadOp
+	// Via is the command or tool that returned the bytes: "peek",
+	// "resolve", "catalogue", "expand", "retain", "hook", "proxy",
+	// "retval_peek", …
+	Via string
+	// Value is the value read or retained; empty for a listing.
+	Value ID
+	// Step is the budget step of a lookup given one (resolve --step).
+	Step ID
+	// Bytes is what was returned or shown.
+	Bytes int64
+	// Size is the value's own size (stub and preview records).
+	Size int64
+	// Call is set on the record that opens a call the model made (a peek,
+	// one resolve however many references it holds, a listing): the calls
+	// a tool-call envelope is paid for.
+	Call bool
+	// Code is a failed lookup's error code.
+	Code Code
+	// Tool is the tool that produced the value (retain's records).
+	Tool string
+}
+
+// appendRecord renders r as one line of the log.
+func appendRecord(b []byte, r Read) []byte {
+	b = strconv.AppendInt(b, r.Time.UnixMilli(), 10)
+	b = append(b, '\t')
+	b = append(b, logField(string(r.Op), 16)...)
+	b = append(b, '\t')
+	b = append(b, logField(r.Via, 32)...)
+	b = append(b, '\t')
+	b = append(b, r.Value...)
+	b = append(b, '\t')
+	b = append(b, r.Step...)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, max(r.Bytes, 0), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, max(r.Size, 0), 10)
+	b = append(b, '\t')
+	if r.Call {
+		b = append(b, '1')
+	} else {
+		b = append(b, '0')
+	}
+	b = append(b, '\t')
+	b = append(b, logField(string(r.Code), 32)...)
+	b = append(b, '\t')
+	b = append(b, logField(r.Tool, maxLogTool)...)
+	return append(b, '\n')
+}
+
+// logField is s as a field: tabs, newlines and other control bytes become
+// '?', invalid UTF-8 too, and it is cut to at most n bytes on a UTF-8
+// boundary.
+func logField(s string, n int) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f || s[i] >= utf8.RuneSelf {
+			clean = false
+			break
+		}
+	}
+	if !clean {
+		s = strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f || r == utf8.RuneError || r >= 0x80 && r < 0xa0 {
+				return '?'
+			}
+			return r
+		}, s)
+	}
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
+}
+
+// LogRead appends r to run's read log. It never fails the read it
+// accounts for: where the run does not exist (a lookup in an unknown run,
+// a result passed through before its run holds any value) nothing is
+// recorded, and a store that cannot be written here (read-only) is read
+// without logging; any other failure goes to the store's OnLogError.
+func (s *Store) LogRead(run ID, r Read) {
+	if run == "" {
+		return
+	}
+	if err := s.logRead(run, r); err != nil && s.OnLogError != nil {
+		s.OnLogError(fmt.Errorf("the read log of run %q was not written, so stats will not count this: %w", run, err))
+	}
+}
+
+func (s *Store) logRead(run ID, r Read) error {
+	if r.Time.IsZero() {
+		r.Time = s.now()
+	}
+	dir := s.RunDir(run)
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no run: nothing to account for in it
+	}
+	if err != nil {
+		return err
+	}
+	if checkRunDir(dir, fi) != nil {
+		return nil // refused: the read that used it said so already
+	}
+	f, err := fsx.OpenFile(filepath.Join(dir, readsName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // the run went away meanwhile (collected)
+	}
+	if err != nil && readOnly(err) {
+		return nil // a read-only store is read without logging
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() >= MaxReadLog {
+		return fmt.Errorf("%s is full (%d bytes)", f.Name(), MaxReadLog)
+	}
+	var buf [MaxReadRecord]byte
+	line := appendRecord(buf[:0], r)
+	// One write: O_APPEND puts it at the end whole.
+	n, err := f.Write(line)
+	if err == nil && n != len(line) {
+		err = io.ErrShortWrite
+	}
+	if errors.Is(err, syscall.EROFS) {
+		return nil
+	}
+	return err
+}
+
+// ReadLogInfo is what ScanReads found beside the records.
+type ReadLogInfo struct {
+	// Records counts the well-formed records.
+	Records int64
+	// Malformed counts lines that are not records; FirstMalformed is the
+	// line number of the first (from 1).
+	Malformed      int64
+	FirstMalformed int64
+	// Bytes is the log's size.
+	Bytes int64
+}
+
+// ScanReads calls f with each record of run's read log, in the order they
+// were written, streaming. A run without a log has no records. A log that
+// is a symlink, a FIFO or not a regular file, or that is larger than
+// MaxReadLog, is ErrCorrupt (it is never read); lines that are not records
+// are counted in the info and skipped. An unknown run is ErrNotFound
+// (ErrCollected when gc removed it).
+func (s *Store) ScanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
+	var info ReadLogInfo
+	dir, err := s.lookupRun(run)
+	if err != nil {
+		return info, err
+	}
+	fh, err := openStoreFile(filepath.Join(dir, readsName), os.O_RDONLY, "read log")
+	if errors.Is(err, fs.ErrNotExist) {
+		return info, nil
+	}
+	if err != nil {
+		return info, err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return info, err
+	}
+	info.Bytes = fi.Size()
+	if fi.Size() > MaxReadLog+MaxReadRecord {
+		return info, Errorf(CodeCorrupt, "read log %s holds %d bytes, over its %d-byte bound: retval never writes one this big (remove it; only stats reads it)", fh.Name(), fi.Size(), MaxReadLog)
+	}
+	// A buffer the size of a small log (most are), at most 64 KiB.
+	br := bufio.NewReaderSize(io.LimitReader(fh, MaxReadLog+MaxReadRecord), int(min(max(fi.Size()+1, 2*MaxReadRecord), 64<<10)))
+	var rec Read
+	var lineNo int64
+	in := interner{}
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Far longer than a record: skip to the end of the line.
+			lineNo++
+			info.malformed(lineNo)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return info, err
+			}
+			continue
+		}
+		if len(line) == 0 && err == io.EOF {
+			break
+		}
+		lineNo++
+		if err == io.EOF || len(line) > MaxReadRecord || !parseRecord(line[:len(line)-1], &rec, in) {
+			// (A last line without its newline is a torn write.)
+			info.malformed(lineNo)
+		} else {
+			info.Records++
+			f(&rec)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+func (i *ReadLogInfo) malformed(line int64) {
+	if i.Malformed == 0 {
+		i.FirstMalformed = line
+	}
+	i.Malformed++
+}
+
+// parseRecord parses one line (without its newline) into r, reporting
+// whether it is a well-formed record. Fields after the tenth are ignored,
+// so that later versions can add some.
+func parseRecord(line []byte, r *Read, in interner) bool {
+	var f [10][]byte
+	n := 0
+	for n < 9 {
+		i := bytes.IndexByte(line, '\t')
+		if i < 0 {
+			return false
+		}
+		f[n] = line[:i]
+		line = line[i+1:]
+		n++
+	}
+	if i := bytes.IndexByte(line, '\t'); i >= 0 {
+		line = line[:i]
+	}
+	f[9] = line
+	ms, ok := parseUint(f[0])
+	if !ok {
+		return false
+	}
+	op := ReadOp(f[1])
+	switch op {
+	case OpStub, OpVerbatim, OpPreview, OpRead, OpRefused, OpCompose:
+	default:
+		return false
+	}
+	b, ok1 := parseUint(f[5])
+	size, ok2 := parseUint(f[6])
+	if !ok1 || !ok2 || len(f[7]) != 1 || f[7][0] != '0' && f[7][0] != '1' {
+		return false
+	}
+	if len(f[3]) > 0 && !IsClean(string(f[3])) || len(f[4]) > 0 && !IsClean(string(f[4])) {
+		return false
+	}
+	*r = Read{
+		Time: time.UnixMilli(ms), Op: op, Via: in.get(f[2]), Value: ID(in.get(f[3])), Step: ID(in.get(f[4])),
+		Bytes: b, Size: size, Call: f[7][0] == '1', Code: Code(in.get(f[8])), Tool: in.get(f[9]),
+	}
+	return true
+}
+
+// parseUint parses a non-negative decimal of at most 18 digits.
+func parseUint(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// interner shares the strings of one log's fields, which repeat (a few
+// tools, commands and codes; the values of one run), so a scan does not
+// allocate for every field of every record.
+type interner map[string]string
+
+func (in interner) get(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(in) < 4096 {
+		in[s] = s
+	}
+	return s
+}
+
+// LogCall records one call the model (or a person) made to read run: a
+// peek of value id or a listing (id ""), via a command or tool, that
+// returned n bytes or failed with err (whose message is then what was
+// returned). Ids that do not sanitize are recorded as nothing.
+func (s *Store) LogCall(run, id, via string, n int64, err error) {
+	rid, rerr := Sanitize(run)
+	if rerr != nil {
+		return
+	}
+	r := Read{Op: OpRead, Via: via, Bytes: n, Call: true}
+	if id != "" {
+		r.Value, _ = Sanitize(strings.TrimPrefix(id, "#"))
+	}
+	if err != nil {
+		r.Code, r.Bytes = CodeOf(err), int64(len(err.Error()))
+	}
+	s.LogRead(rid, r)
+}
