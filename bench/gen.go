@@ -3,6 +3,8 @@
 // gen writes deterministic benchmark data.
 //
 //	go run bench/gen.go log SIZE > big.log     a log of mixed ASCII and multi-byte lines
+//	go run bench/gen.go ascii SIZE > a.log     a pure-ASCII service log; its one ERROR line,
+//	                                           "ERROR needle-in-haystack-7f3a", is the last
 //	go run bench/gen.go lock SIZE > lock.json  a package-lock-shaped JSON document
 //	go run bench/gen.go store DIR RUNS VALUES  a runs-dir of RUNS × VALUES 1 KiB values,
 //	                                           half the runs idle 10 days, half 1 day
@@ -10,6 +12,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -43,6 +46,8 @@ func main() {
 	switch os.Args[1] {
 	case "log":
 		genLog(w, r, size)
+	case "ascii":
+		genASCII(w, r, size)
 	case "lock":
 		genLock(w, r, size)
 	default:
@@ -74,6 +79,51 @@ func genLog(w *bufio.Writer, r *rand.Rand, size int64) {
 		}
 		w.Write(line)
 		n += int64(len(line))
+	}
+}
+
+// asciiNeedle is the ASCII log's one ERROR line. Neither y nor k occurs
+// anywhere else, so a search for "needle-in-haystack" has a byte that never
+// occurs, while "ERROR" is as rare but made of bytes on every line (INFO,
+// WARN, DEBUG), and "INFO" or "status=200" are on most lines.
+const asciiNeedle = "2026-11-30T23:59:59Z ERROR needle-in-haystack-7f3a\n"
+
+// genASCII writes lines like
+//
+//	2026-11-30T05:00:00Z INFO req=000000000 path=/api/v1/items/0 status=200 dur_ms=0
+//
+// and the needle last.
+func genASCII(w *bufio.Writer, r *rand.Rand, size int64) {
+	levels := []string{"INFO", "INFO", "INFO", "WARN", "DEBUG"}
+	statuses := []string{"200", "200", "200", "201", "304", "404", "500"}
+	digits := func(b []byte, n int) []byte {
+		for ; n > 0; n-- {
+			b = append(b, '0'+byte(r.IntN(10)))
+		}
+		return b
+	}
+	var n int64
+	rest := size - int64(len(asciiNeedle))
+	line := make([]byte, 0, 128)
+	for i := 0; n < rest; i++ {
+		s := i % 86400
+		line = fmt.Appendf(line[:0], "2026-11-30T%02d:%02d:%02dZ %s req=", s/3600, (s/60)%60, s%60, levels[r.IntN(len(levels))])
+		line = digits(line, 9)
+		line = append(line, " path=/api/v1/items/"...)
+		line = digits(line, 1+r.IntN(5))
+		line = append(line, " status="...)
+		line = append(line, statuses[r.IntN(len(statuses))]...)
+		line = append(line, " dur_ms="...)
+		line = digits(line, 1+r.IntN(3))
+		line = append(line, '\n')
+		if n+int64(len(line)) > rest {
+			line = append(bytes.Repeat([]byte{' '}, int(rest-n-1)), '\n')
+		}
+		w.Write(line)
+		n += int64(len(line))
+	}
+	if size >= int64(len(asciiNeedle)) {
+		w.WriteString(asciiNeedle)
 	}
 }
 

@@ -54,7 +54,7 @@ func TestErrorShapes(t *testing.T) {
 		{[]string{"help", "peak"}, 2, "retval: unknown command \"peak\" (usage)\nhint: did you mean \"retval peek\"? retval --help lists the commands\n"},
 		{[]string{"frobnicate"}, 2, "retval: unknown command \"frobnicate\" (usage)\nhint: retval --help lists the commands\n"},
 		{[]string{"--treshold", "1"}, 2, "retval: flag provided but not defined: -treshold (usage)\nhint: did you mean --threshold? flags go after the command's name\n"},
-		{[]string{"--run", "r1", "peek", "c1"}, 2, "retval: flag provided but not defined: -run (usage)\nhint: --run is a flag of the commands: put it after the command's name, as in retval peek --run …\n"},
+		{[]string{"--threshold", "1", "peek", "c1"}, 2, "retval: flag provided but not defined: -threshold (usage)\nhint: --threshold is a flag of the commands: put it after the command's name, as in retval peek --threshold …\n"},
 		{[]string{"--frob"}, 2, "retval: flag provided but not defined: -frob (usage)\nhint: retval --help lists the commands; retval COMMAND --help their flags\n"},
 		// A misspelt flag before the arguments (the flag library's error)…
 		{[]string{"retain", "--treshold", "1", "--run", "r1", "--call", "c9"}, 2, "retval: retain: flag provided but not defined: -treshold (usage)\nhint: did you mean --threshold?\n"},

@@ -86,11 +86,14 @@ func Select(v *retain.Value, r Ref) (*Selection, error) {
 			return nil, err
 		}
 		s.Start, s.End = start, end
+	case RefOutline:
+		return nil, badRef("an outline lists the members of a JSON value and selects no bytes; ask resolve or peek for it, or select one member with a pointer")
 	case RefPointer:
-		if !v.Desc.JSON {
-			return nil, retain.Errorf(retain.CodeNotJSON, "value %q is not one valid JSON document, so a pointer selects nothing in it; read it with bytes or lines instead", v.Desc.ID)
+		src, start, end, err := document(v, r)
+		if err != nil {
+			return nil, err
 		}
-		sp, err := FindPointer(v, v.Size(), r.Pointer)
+		sp, err := findPointerIn(src, start, end, r.Pointer, chunkSize)
 		if err != nil {
 			return nil, err
 		}

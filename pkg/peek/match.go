@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -43,8 +44,9 @@ type matcher interface {
 	locate(src source, ls, le int64) (start, end int64, err error)
 }
 
-// compileQuery returns the matcher of a query: a plain substring (SIMD
-// search over large chunks) or an RE2 expression matched line by line.
+// compileQuery returns the matcher of a query: a fixed string, plain or
+// case-folded (SIMD search over large chunks), or an RE2 expression
+// matched line by line.
 func compileQuery(q string, regex, fold bool) (matcher, error) {
 	if q == "" {
 		return nil, retain.Errorf(retain.CodeUsage, "empty query: give the text to look for")
@@ -54,7 +56,10 @@ func compileQuery(q string, regex, fold bool) (matcher, error) {
 			return nil, retain.Errorf(retain.CodeUsage, "a query matches within one line, so it cannot hold a newline; search for one line of it")
 		}
 		if !fold {
-			return substring([]byte(q)), nil
+			return fixed{&substring{q: []byte(q)}}, nil
+		}
+		if f := newFolded(q); f != nil {
+			return fixed{f}, nil
 		}
 		q = regexp.QuoteMeta(q)
 	}
@@ -173,35 +178,55 @@ func perLine(re *syntax.Regexp) *syntax.Regexp {
 	return re
 }
 
-// substring matches lines holding a fixed string. It never splits the
-// value into lines: it jumps from candidate to candidate with a SIMD
-// IndexByte on the query's rarest byte (by the value's own byte counts), and
-// after a match skips only the rest of that line, so a rare string costs one
-// pass at memory speed and no line bookkeeping at all. Chunks are read
-// block-aligned straight into the buffer (retain.Value.ReadBlocks); the last
-// len(q)-1 bytes of a chunk are kept in front of the next, for matches that
-// straddle the boundary.
-type substring []byte
+// fixed is a matcher of lines holding a fixed pattern: a plain substring,
+// or one under Unicode case folding. Its scan never splits the value into
+// lines: it jumps from candidate to candidate with a SIMD IndexByte on the
+// pattern's rarest byte (by the value's own byte counts), and after a match
+// skips only the rest of that line, so a rare string costs one pass at
+// memory speed and no line bookkeeping at all. Chunks are read
+// block-aligned straight into their buffers (retain.Value.ReadBlocks), by
+// several goroutines ahead of the scan where the value allows it
+// (chunkReader); the last maxLen-1 bytes of a chunk are kept in front of
+// the next, for matches that straddle the boundary.
+type fixed struct{ finder }
 
-func (q substring) scan(src source, r *scanResult) error {
-	size := src.Size()
-	ov := len(q) - 1
-	chunk := max(queryChunk, len(q))
-	buf := make([]byte, ov+chunk)
-	anchor := -1
+// finder finds a fixed pattern.
+type finder interface {
+	// tune picks what to look for first, given a sample of the value.
+	tune(sample []byte)
+	// reset starts over on a new text.
+	reset()
+	// find returns the first match in p starting at or after from and
+	// lying wholly in p, or -1. Until reset, from never goes back.
+	find(p []byte, from int) (start, end int)
+	// maxLen is the length in bytes of the longest match.
+	maxLen() int
+}
+
+func (m fixed) scan(src source, r *scanResult) error {
+	ov := m.maxLen() - 1
+	cr := newChunkReader(src, max(queryChunk, m.maxLen()), ov)
+	defer cr.Close()
+	carry := make([]byte, 0, ov) // the end of the chunk before, kept
+	tuned := false
 	lineStart := int64(0) // start of the line holding the first byte of p
 	skipping := false     // in a matching line, looking for its end
-	kept := 0             // bytes of the previous chunk kept in front
-	for base := int64(0); base < size; {
-		n, err := readChunk(src, buf[ov:ov+int(min(int64(chunk), size-base))], base)
+	for {
+		buf, base, n, err := cr.Next()
 		if err != nil {
 			return err
 		}
-		if anchor < 0 {
-			anchor = rarest(q, buf[ov:ov+min(n, 256<<10)])
+		if n == 0 {
+			return nil
 		}
+		if !tuned {
+			m.tune(buf[ov : ov+min(n, 256<<10)])
+			tuned = true
+		}
+		kept := copy(buf[ov-len(carry):ov], carry)
 		p := buf[ov-kept : ov+n]
 		pbase := base - int64(kept)
+		m.reset()
 		i := 0
 		cur := lineStart // the start of the line holding pbase+i
 		for {
@@ -215,18 +240,17 @@ func (q substring) scan(src source, r *scanResult) error {
 				cur = pbase + int64(i)
 				skipping = false
 			}
-			k := q.index(p[i:], anchor)
-			if k < 0 {
+			at, e := m.find(p, i)
+			if at < 0 {
 				break
 			}
-			m := i + k
-			if j := bytes.LastIndexByte(p[i:m], '\n'); j >= 0 {
+			if j := bytes.LastIndexByte(p[i:at], '\n'); j >= 0 {
 				cur = pbase + int64(i+j+1)
 			}
 			if err := r.add(cur); err != nil {
 				return err
 			}
-			i = m + len(q)
+			i = e
 			skipping = true
 		}
 		kept = 0
@@ -236,22 +260,21 @@ func (q substring) scan(src source, r *scanResult) error {
 		if j := bytes.LastIndexByte(p[:len(p)-kept], '\n'); j >= 0 {
 			lineStart = pbase + int64(j+1)
 		}
-		copy(buf[ov-kept:ov], p[len(p)-kept:])
-		base += int64(n)
+		carry = append(carry[:0], p[len(p)-kept:]...)
 	}
-	return nil
 }
 
-func (q substring) locate(src source, ls, le int64) (int64, int64, error) {
-	ov := len(q) - 1
-	buf := make([]byte, max(scanChunk, 2*len(q)))
+func (m fixed) locate(src source, ls, le int64) (int64, int64, error) {
+	ov := m.maxLen() - 1
+	buf := make([]byte, max(scanChunk, 2*m.maxLen()))
 	for at := ls; at < le; {
 		n, err := readFull(src, buf[:min(int64(len(buf)), le-at)], at)
 		if err != nil {
 			return 0, 0, err
 		}
-		if i := bytes.Index(buf[:n], q); i >= 0 {
-			return at + int64(i), at + int64(i+len(q)), nil
+		m.reset()
+		if s, e := m.find(buf[:n], 0); s >= 0 {
+			return at + int64(s), at + int64(e), nil
 		}
 		if at+int64(n) >= le {
 			break
@@ -261,27 +284,161 @@ func (q substring) locate(src source, ls, le int64) (int64, int64, error) {
 	return 0, 0, errNoMatch
 }
 
-// errNoMatch is the error of locate on a line that does not match: the
-// value changed under a search, or a matcher disagrees with itself.
-var errNoMatch = retain.Errorf(retain.CodeCorrupt, "a line found by a search does not match on a second read; run retval verify")
+// substring is a plain query: the bytes themselves.
+type substring struct {
+	q      []byte
+	anchor int // the position in q of its rarest byte
+}
 
-// index returns the offset of the first q in p, finding candidates by the
-// byte of q at anchor.
-func (q substring) index(p []byte, anchor int) int {
-	c := q[anchor]
-	for i := 0; len(p)-i >= len(q); {
-		k := bytes.IndexByte(p[i+anchor:len(p)-len(q)+anchor+1], c)
+func (q *substring) tune(sample []byte) { q.anchor = rarest(q.q, sample) }
+func (q *substring) maxLen() int        { return len(q.q) }
+func (q *substring) reset()             {}
+
+// find returns the first q in p[from:], finding candidates by the byte of
+// q at anchor.
+func (q *substring) find(p []byte, from int) (int, int) {
+	c := q.q[q.anchor]
+	for i := from; len(p)-i >= len(q.q); {
+		k := bytes.IndexByte(p[i+q.anchor:len(p)-len(q.q)+q.anchor+1], c)
 		if k < 0 {
-			return -1
+			return -1, -1
 		}
 		s := i + k
-		if p[s] == q[0] && bytes.Equal(p[s:s+len(q)], q) {
-			return s
+		if p[s] == q.q[0] && bytes.Equal(p[s:s+len(q.q)], q.q) {
+			return s, s + len(q.q)
 		}
 		i = s + 1
 	}
-	return -1
+	return -1, -1
 }
+
+// folded is a query under Unicode simple case folding, as RE2's (?i) reads
+// a literal: a match is a run of runes each in the fold orbit of the
+// query's rune at its place (unicode.SimpleFold), so "k" also matches K
+// and the Kelvin sign, whose spellings differ in length. Candidates are
+// the first bytes of the spellings of the query's rarest rune; at each,
+// the runes after it are matched forwards and the runes before it
+// backwards.
+type folded struct {
+	runes  [][]rune // the orbit of each rune of the query
+	anchor int      // the rune whose first bytes are looked for
+	first  [][]byte // the first bytes of the spellings of each rune
+	cand   candidates
+	pre    int // the most bytes the runes before the anchor take
+	max    int // the most bytes a match takes
+}
+
+// newFolded returns the folded matcher of q, or nil where q holds a byte
+// that is not UTF-8 or U+FFFD (which RE2 matches against invalid bytes).
+func newFolded(q string) *folded {
+	if !utf8.ValidString(q) || strings.ContainsRune(q, utf8.RuneError) {
+		return nil
+	}
+	f := &folded{}
+	for _, r := range q {
+		orbit := []rune{r}
+		for x := unicode.SimpleFold(r); x != r; x = unicode.SimpleFold(x) {
+			orbit = append(orbit, x)
+		}
+		var first []byte
+		longest := 0
+		for _, x := range orbit {
+			var enc [utf8.UTFMax]byte
+			n := utf8.EncodeRune(enc[:], x)
+			longest = max(longest, n)
+			if !bytes.Contains(first, enc[:1]) {
+				first = append(first, enc[0])
+			}
+		}
+		f.runes, f.first = append(f.runes, orbit), append(f.first, first)
+		f.max += longest
+	}
+	f.setAnchor(0)
+	return f
+}
+
+func (f *folded) setAnchor(a int) {
+	f.anchor, f.pre = a, 0
+	for _, orbit := range f.runes[:a] {
+		longest := 0
+		for _, x := range orbit {
+			longest = max(longest, utf8.RuneLen(x))
+		}
+		f.pre += longest
+	}
+	f.cand = candidates{set: f.first[a], next: make([]int, len(f.first[a]))}
+}
+
+func (f *folded) tune(sample []byte) {
+	var count [256]int
+	for _, c := range sample {
+		count[c]++
+	}
+	best, bestN := 0, -1
+	for i, set := range f.first {
+		n := 0
+		for _, c := range set {
+			n += count[c]
+		}
+		if bestN < 0 || n < bestN {
+			best, bestN = i, n
+		}
+	}
+	f.setAnchor(best)
+}
+
+func (f *folded) maxLen() int { return f.max }
+func (f *folded) reset()      { f.cand.reset() }
+
+// find looks for the anchor's first bytes with candidates, whose memory of
+// where each byte occurs next is what keeps a scan one pass: it lasts
+// until reset, so from must not go back.
+func (f *folded) find(p []byte, from int) (int, int) {
+	for pos := from; ; pos++ {
+		c := f.cand.find(p, pos)
+		if c < 0 {
+			return -1, -1
+		}
+		pos = c
+		e, ok := f.forward(p, c)
+		if !ok {
+			continue
+		}
+		if s, ok := f.backward(p[from:], c-from); ok {
+			return from + s, e
+		}
+	}
+}
+
+// forward matches the runes from the anchor on at p[at:] and returns
+// where the match ends.
+func (f *folded) forward(p []byte, at int) (int, bool) {
+	for _, orbit := range f.runes[f.anchor:] {
+		r, n := utf8.DecodeRune(p[at:])
+		if n == 0 || !slices.Contains(orbit, r) || r == utf8.RuneError && n == 1 {
+			return 0, false
+		}
+		at += n
+	}
+	return at, true
+}
+
+// backward matches the runes before the anchor ending at p[:at] and
+// returns where the match starts.
+func (f *folded) backward(p []byte, at int) (int, bool) {
+	for i := f.anchor - 1; i >= 0; i-- {
+		r, n := utf8.DecodeLastRune(p[:at])
+		if n == 0 || !slices.Contains(f.runes[i], r) || r == utf8.RuneError && n == 1 {
+			return 0, false
+		}
+		at -= n
+	}
+	return at, true
+}
+
+// errNoMatch is the error of locate on a line that does not match: the
+// value changed under a search, or a matcher disagrees with itself.
+var errNoMatch = retain.Errorf(retain.CodeCorrupt, "a line found by a search does not match on a second read; run retval verify")
 
 // rarest returns the position in q of the byte that is rarest in sample.
 func rarest(q []byte, sample []byte) int {

@@ -153,7 +153,7 @@ func TestStoreCorrupt(t *testing.T) {
 	if err := os.WriteFile(p, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []QueryOptions{{Query: "no such text"}, {Query: "no such text", Regex: true}} {
+	for _, o := range []QueryOptions{{Query: "no such text"}, {Query: "no such text", Regex: true}, {Query: "NO SUCH TEXT", IgnoreCase: true}} {
 		v, err := s.OpenValue("r", "v")
 		if err != nil {
 			t.Fatal(err)
@@ -175,4 +175,55 @@ func TestStoreCorrupt(t *testing.T) {
 	if _, err := Query(v, QueryOptions{Query: "x"}, DefaultCaps); !errors.Is(err, retain.ErrCorrupt) {
 		t.Errorf("without an index: got %v, want corrupt", err)
 	}
+}
+
+// TestStoreReadAhead searches a large plain value read ahead, block by
+// block, by several goroutines at once (retain.Value.ConcurrentBlocks):
+// the pages are the reference's, and a damaged block fails the search.
+func TestStoreReadAhead(t *testing.T) {
+	b := bigLog(30_000) // ~1.4 MiB, indexed
+	s, v := retainValue(t, b)
+	if v.ConcurrentBlocks() != retain.BlockSize {
+		t.Fatalf("a plain indexed value: ConcurrentBlocks = %d", v.ConcurrentBlocks())
+	}
+	caps := Caps{Lines: -1, Bytes: -1}
+	opts := []QueryOptions{{Query: "日本語 ok"}, {Query: "RÉSUMÉ", IgnoreCase: true}, {Query: "level=3 msg=ok", AfterLine: 1000}}
+	withReadAhead(int(retain.BlockSize), 3, func() {
+		for _, o := range opts {
+			want, err := refQuery(b, o, caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Query(v, o, caps)
+			if err != nil {
+				t.Fatalf("%+v: %v", o, err)
+			}
+			checkPage(t, o.Query, got, want, caps)
+		}
+	})
+	v.Close()
+	p := filepath.Join(s.RunDir("r"), retain.ContentName("v", retain.CompressNone))
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)-100] ^= 0x20 // in the last block, read by the last reader
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withReadAhead(int(retain.BlockSize), 3, func() {
+		for _, o := range opts {
+			v, err := s.OpenValue("r", "v")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Query(v, o, caps); !errors.Is(err, retain.ErrCorrupt) {
+				t.Errorf("%+v: got %v, want corrupt", o, err)
+			}
+			v.Close()
+		}
+	})
 }

@@ -47,3 +47,18 @@ func (v *Value) ReadBlocks(p []byte, off int64) (int, error) {
 	n, err := v.ReadAt(p[whole:], off+whole)
 	return int(whole) + n, err
 }
+
+// ConcurrentBlocks returns BlockSize when ReadBlocks may be called from
+// several goroutines at once, at offsets and with lengths that are
+// multiples of it (the last read may end at the end of the value): for a
+// plain large value with a usable index, whose whole blocks ReadBlocks
+// reads straight into the caller's buffer and checks there, touching
+// nothing of the Value's own. Otherwise (a small or compressed value, or
+// one without its index) it returns 0, and the Value is not safe for
+// concurrent use.
+func (v *Value) ConcurrentBlocks() int64 {
+	if v.zr == nil && v.index != nil && v.Desc.Size > IndexMinSize {
+		return BlockSize
+	}
+	return 0
+}
