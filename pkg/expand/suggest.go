@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/retval/retval/internal/jsonscan"
+	"github.com/retval/retval/internal/textdist"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -126,37 +127,6 @@ func jqString(s string) (string, int, bool) {
 	return t, n, true
 }
 
-// editDistance is the Levenshtein distance of a and b, or max+1 once it
-// is certain to exceed max.
-func editDistance(a, b string, max int) int {
-	if d := len(a) - len(b); d > max || -d > max {
-		return max + 1
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		best := cur[0]
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			c = min(c, prev[j]+1, cur[j-1]+1)
-			cur[j] = c
-			best = min(best, c)
-		}
-		if best > max {
-			return max + 1
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 // maxSuggestions is how many nearest members a message names.
 const maxSuggestions = 3
 
@@ -177,7 +147,7 @@ func (w *walker) suggestMembers(start int64, d int, nearest bool) (slashName str
 		joined = append(joined, strings.Join(p.toks[d:k], "/"))
 	}
 	slashAt := -1
-	limit := max(2, len(tok)/3)
+	limit := textdist.Limit(tok)
 	type cand struct {
 		name string
 		dist int
@@ -203,7 +173,9 @@ func (w *walker) suggestMembers(start int64, d int, nearest bool) (slashName str
 			}
 			dist := limit + 1
 			if nearest && tok != "" {
-				dist = editDistance(strings.ToLower(name), strings.ToLower(tok), limit)
+				if d := len(name) - len(tok); d <= limit && -d <= limit {
+					dist = textdist.Distance(strings.ToLower(name), strings.ToLower(tok))
+				}
 			}
 			// A name that shares nothing with tok is no suggestion.
 			if dist <= limit && dist < max(len(tok), len(name)) {
