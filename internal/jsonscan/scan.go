@@ -121,6 +121,12 @@ func NewAt(r io.ReaderAt, start, end int64, chunk int) *Scanner {
 	return s
 }
 
+// Fork returns a Scanner of the same document from offset at (which the
+// caller knows to be a value's first byte).
+func (s *Scanner) Fork(at int64) *Scanner {
+	return NewAt(s.r, at, s.size, s.chunk)
+}
+
 // Size is the document's size.
 func (s *Scanner) Size() int64 { return s.size }
 

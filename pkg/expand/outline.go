@@ -131,7 +131,7 @@ func lineDoc(v *retain.Value, n int64) (int64, int64, error) {
 // [start, end) of r.
 func findOutline(r io.ReaderAt, start, end int64, p Pointer, o jsonscan.OutlineOptions, chunk int) (*jsonscan.Outline, error) {
 	s := jsonscan.NewAt(r, start, end, chunk)
-	w := walker{s: s, p: p}
+	w := walker{s: s, p: p, r: r, start: start, end: end, chunk: chunk}
 	if err := w.locate(); err != nil {
 		return nil, jsonErr(err)
 	}

@@ -1,7 +1,10 @@
 package expand
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -177,5 +180,77 @@ func TestOutlineMillionElements(t *testing.T) {
 	}
 	if !strings.Contains(pg.Text, "\n/items/999991  object") || !strings.HasSuffix(pg.Text, "/items/999999  object  2 members  30 bytes\n[elements 999991-999999 of 1000000]\n") {
 		t.Fatalf("outline after 999990:\n%s", pg.Text)
+	}
+}
+
+// TestOutlineNPMLock: a real npm lock file (testdata/samples): the root
+// and /packages outlined as encoding/json sees them, and every pointer an
+// outline line shows resolves to that member.
+func TestOutlineNPMLock(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/samples/package-lock.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lock struct {
+		Packages map[string]json.RawMessage `json:"packages"`
+	}
+	if err := json.Unmarshal(raw, &lock); err != nil {
+		t.Fatal(err)
+	}
+	rs := newStore(t, map[string]string{"lock": string(raw)})
+	v, err := rs.Store.OpenValue("r", "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	pg, err := Outline(v, mustRef(t, `{"$ref": "lock", "outline": ""}`), OutlineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("/packages  object  %d members  ", len(lock.Packages)); !strings.Contains(pg.Text, "\n"+want) || !strings.HasPrefix(pg.Text, "[outline of the whole document: object, 5 members, 69712 bytes]\n/name  string  8 bytes  \"sample\"\n") {
+		t.Fatalf("root outline:\n%s", pg.Text)
+	}
+	seen := 0
+	for after := int64(-1); ; {
+		js := `{"$ref": "lock", "outline": "/packages"}`
+		if after >= 0 {
+			js = fmt.Sprintf(`{"$ref": "lock", "outline": "/packages", "after": %d}`, after)
+		}
+		ref := mustRef(t, js)
+		pg, err := Outline(v, ref, OutlineOptions{Lines: 60, Bytes: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pg.Count != int64(len(lock.Packages)) {
+			t.Fatalf("count %d, want %d", pg.Count, len(lock.Packages))
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(pg.Text, "\n"), "\n")[1:] {
+			if strings.HasPrefix(line, "[") {
+				continue
+			}
+			ptr := line[:strings.Index(line, "  ")]
+			p, err := ParsePointer(ptr)
+			if err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			name := p.Tokens()[1]
+			sp, err := FindPointer(v, v.Size(), p)
+			if err != nil || !bytes.Equal(raw[sp.Start:sp.End], lock.Packages[name]) {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			if want := fmt.Sprintf("  %d bytes", len(lock.Packages[name])); !strings.Contains(line, want) {
+				t.Fatalf("line %q: want%s", line, want)
+			}
+			seen++
+		}
+		if pg.Next < 0 {
+			break
+		}
+		after = pg.Next
+	}
+	// Paging visits every member at least once (each page also repeats
+	// the last three).
+	if seen < len(lock.Packages) {
+		t.Fatalf("paged through %d lines for %d members", seen, len(lock.Packages))
 	}
 }

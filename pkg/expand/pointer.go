@@ -26,6 +26,10 @@ func ParsePointer(s string) (Pointer, error) {
 		return Pointer{}, nil
 	}
 	if s[0] != '/' {
+		if jq, ok := JQPath(s); ok {
+			return Pointer{}, pointerErr(&PointerError{Pointer: s, Suggestions: []string{jq},
+				Msg: fmt.Sprintf("pointer %q is a jq path, not an RFC 6901 pointer: a pointer is \"/\"-separated member names and indices, \"\" the whole document", s)})
+		}
 		return Pointer{}, retain.Errorf(retain.CodeBadPointer, "pointer %q must be empty (the whole document) or start with \"/\", as in %q", s, "/"+s)
 	}
 	parts := strings.Split(s[1:], "/")
@@ -139,7 +143,7 @@ func findPointer(r io.ReaderAt, size int64, p Pointer, chunk int) (Span, error) 
 // findPointerIn is findPointer for a document in bytes [start, end) of r;
 // offsets are r's.
 func findPointerIn(r io.ReaderAt, start, end int64, p Pointer, chunk int) (Span, error) {
-	w := walker{s: jsonscan.NewAt(r, start, end, chunk), p: p}
+	w := walker{s: jsonscan.NewAt(r, start, end, chunk), p: p, r: r, start: start, end: end, chunk: chunk}
 	sp, err := w.find()
 	return sp, jsonErr(err)
 }
@@ -163,6 +167,14 @@ type walker struct {
 	s      *jsonscan.Scanner
 	p      Pointer
 	levels []level
+	// The document, to try suggestions in: bytes [start, end) of r.
+	r          io.ReaderAt
+	start, end int64
+	chunk      int
+	quiet      bool // trying a suggestion: no suggestions of its own
+	// opens are the offsets of the objects on the path, by depth (-1 for
+	// an array).
+	opens []int64
 }
 
 func (w *walker) find() (Span, error) {
@@ -197,19 +209,22 @@ func (w *walker) locate() error {
 		at := func() string { return p.prefix(d) }
 		switch c {
 		case '{':
+			start := s.Off()
+			w.opens = append(w.opens, start)
 			s.Next()
 			found, err := w.findMember(tok)
 			if err != nil {
 				return err
 			}
 			if !found {
-				return retain.Errorf(retain.CodeBadPointer, "pointer %q selects nothing: the object %s has no member %q (read that object with pointer %q to see its members)", p.text, where(at()), tok, at())
+				return w.notFound(start, d)
 			}
 		case '[':
 			idx, err := arrayIndex(p, d)
 			if err != nil {
 				return err
 			}
+			w.opens = append(w.opens, -1)
 			s.Next()
 			n, found, err := w.findElement(idx)
 			if err != nil {
@@ -228,6 +243,71 @@ func (w *walker) locate() error {
 	}
 	_, err := s.Peek()
 	return err
+}
+
+// notFound is the error for token d of the pointer, which names no member
+// of the object at offset start.
+func (w *walker) notFound(start int64, d int) error {
+	p := w.p
+	e := &PointerError{Pointer: p.text, Outline: p.prefix(d), HasOutline: true}
+	e.Msg = fmt.Sprintf("pointer %q selects nothing: the object %s has no member %q", p.text, where(p.prefix(d)), p.toks[d])
+	if w.quiet {
+		return pointerErr(e)
+	}
+	var sugg []suggestion
+	// A "/" left unescaped in a member name on the path, at this object
+	// or one above it.
+	for j := 0; j <= d; j++ {
+		if w.opens[j] < 0 {
+			continue
+		}
+		name, slash, _, err := w.suggestMembers(w.opens[j], j, false)
+		if err != nil {
+			return err
+		}
+		if slash.full != "" {
+			e.Msg += fmt.Sprintf("; the object %s has a member %q: a \"/\" in a member name is written ~1 (and \"~\" ~0)", where(p.prefix(j)), name)
+			sugg = append(sugg, slash)
+			break
+		}
+	}
+	_, _, near, err := w.suggestMembers(start, d, true)
+	if err != nil {
+		return err
+	}
+	e.Suggestions = w.resolving(append(sugg, near...))
+	return pointerErr(e)
+}
+
+// suggestion is a pointer to suggest, and the pointer to the member it
+// names, suggested instead when the whole does not resolve.
+type suggestion struct{ full, member string }
+
+// resolving keeps the suggestions that select something, each replaced,
+// when it does not, by its member's pointer, if that does.
+func (w *walker) resolving(sugg []suggestion) []string {
+	var out []string
+	seen := map[string]bool{}
+	try := func(s string) bool {
+		p, err := ParsePointer(s)
+		if err != nil || seen[s] {
+			return false
+		}
+		t := walker{s: jsonscan.NewAt(w.r, w.start, w.end, w.chunk), p: p, quiet: true}
+		_, err = t.find()
+		return err == nil
+	}
+	for _, sg := range sugg {
+		s := sg.full
+		if !try(s) {
+			if s = sg.member; !try(s) {
+				continue
+			}
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return out
 }
 
 // where names the place a pointer prefix selects, for messages.

@@ -2,6 +2,7 @@ package expand
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -194,6 +195,15 @@ func (s *Selection) Text(limit int64) ([]byte, error) { return s.text(limit, nil
 
 func (s *Selection) text(limit int64, scan io.Writer) ([]byte, error) {
 	tooLarge := func(what string) error {
+		if s.Kind == KindObject || s.Kind == KindArray {
+			o := s.Ref
+			o.Kind, o.As, o.SHA256, o.From = RefOutline, AsLexeme, "", 0
+			flag := "--outline " + retain.ShellQuote(o.Pointer.String())
+			if o.Line > 0 {
+				flag = fmt.Sprintf("--lines %d %s", o.Line, flag)
+			}
+			return retain.Errorf(retain.CodeTooLarge, "the selection is %s, over the %d-byte bound of one lookup: %s %s; list its %ss with %s (or the reference %s) and select one with a deeper pointer", what, limit, article(s.Kind), s.Kind, unitOf(s.Kind), flag, o)
+		}
 		return retain.Errorf(retain.CodeTooLarge, "the selection is %s, over the %d-byte bound of one lookup; narrow it: fewer lines, a shorter byte range or a deeper pointer", what, limit)
 	}
 	if !s.Decoded() {
