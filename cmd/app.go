@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/retval/retval/internal/config"
@@ -201,7 +202,9 @@ Example:
 Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 4 capacity exhausted, 5 lookup budget exhausted, 6 expand refused,
 7 invalid reference.`,
-		Metadata:               map[string]any{"env": e},
+		Metadata: map[string]any{"env": e},
+		// The global flags, also accepted before the command's name.
+		Flags:                  appFlags(),
 		Reader:                 e.stdin,
 		Writer:                 e.stdout,
 		ErrWriter:              e.stderr,
@@ -269,9 +272,16 @@ func flags(names ...string) []cli.Flag {
 	return out
 }
 
+// globalNames are the settings every command takes, before or after its
+// name.
+var globalNames = []string{"runs-dir", "run", "config", "json"}
+
+// appFlags are the global flags as retval's own, for "retval --run R peek".
+func appFlags() []cli.Flag { return flags(globalNames...) }
+
 // globalFlags are on every command.
 func globalFlags(extra ...string) []cli.Flag {
-	return flags(append([]string{"runs-dir", "run", "config", "json"}, extra...)...)
+	return flags(append(slices.Clone(globalNames), extra...)...)
 }
 
 func init() {
@@ -295,7 +305,8 @@ func configPath(given string) string {
 // settings resolves every setting for this invocation.
 func settings(c *cli.Context) (*config.Resolved, error) {
 	file := config.File{}
-	cfg := config.Resolve(mustSetting("config"), c.String("config"), c.IsSet("config"), config.File{})
+	cfgText, cfgSet := flagValue(c, mustSetting("config"))
+	cfg := config.Resolve(mustSetting("config"), cfgText, cfgSet, config.File{})
 	if path := configPath(cfg.Text); path != "" {
 		f, err := config.LoadFile(path)
 		if err != nil {
@@ -305,16 +316,7 @@ func settings(c *cli.Context) (*config.Resolved, error) {
 	}
 	values := map[string]config.Value{}
 	for _, s := range config.Settings {
-		var text string
-		set := false
-		if hasFlag(c, s.Flag) && c.IsSet(s.Flag) {
-			set = true
-			if s.Kind == config.Bool {
-				text = fmt.Sprint(c.Bool(s.Flag))
-			} else {
-				text = c.String(s.Flag)
-			}
-		}
+		text, set := flagValue(c, s)
 		values[s.Flag] = config.Resolve(s, text, set, file)
 	}
 	r, err := config.Build(values)
@@ -329,8 +331,33 @@ func mustSetting(name string) config.Setting {
 	return s
 }
 
-func hasFlag(c *cli.Context, name string) bool {
-	for _, f := range c.Command.Flags {
+// flagValue is the value of setting s given as a flag: the command's own,
+// else one given before the command's name ("retval --run R peek ID"),
+// to its parent command or to retval itself, the nearest first.
+func flagValue(c *cli.Context, s config.Setting) (string, bool) {
+	for _, ctx := range c.Lineage() {
+		if ctx.App == nil {
+			continue
+		}
+		if !ownsFlag(ctx, s.Flag) || !ctx.IsSet(s.Flag) {
+			continue
+		}
+		if s.Kind == config.Bool {
+			return fmt.Sprint(ctx.Bool(s.Flag)), true
+		}
+		return ctx.String(s.Flag), true
+	}
+	return "", false
+}
+
+// ownsFlag reports whether the context's own command (or the app, at the
+// root) defines the flag.
+func ownsFlag(ctx *cli.Context, name string) bool {
+	flags := ctx.App.Flags
+	if ctx.Command != nil {
+		flags = ctx.Command.Flags
+	}
+	for _, f := range flags {
 		for _, n := range f.Names() {
 			if n == name {
 				return true

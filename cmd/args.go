@@ -34,6 +34,11 @@ func interspersed(c *cli.Context) ([]string, error) {
 		if _, isBool := f.(*cli.BoolFlag); isBool && !hasValue {
 			value, hasValue = "true", true
 		}
+		if !hasValue && name == "outline" && (i+1 == len(rest) || !isPointerArg(rest[i+1])) {
+			// peek's --outline takes its pointer optionally: without one
+			// it outlines the whole document.
+			value, hasValue = "", true
+		}
 		if !hasValue {
 			if i+1 == len(rest) {
 				return nil, usageErr("flag needs an argument: %s", a)

@@ -35,6 +35,9 @@ Example:
    source <(retval completion bash)
 
 Exit status: 0 printed, 2 usage (no shell named, or one not supported).`,
+		// The global flags are accepted, as on every command; the script
+		// does not depend on them.
+		Flags: globalFlags(),
 		Action: func(c *cli.Context) error {
 			args, err := interspersed(c)
 			if err != nil {

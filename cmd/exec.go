@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/pkg/execute"
@@ -45,7 +46,13 @@ command runs in a process group of its own: run interactive programs
 without retval.
 
 Without --call, a short call id unused in the run is picked ("x7kq2m")
-and shown in the stub, so the one reading it need not invent ids.
+and shown in the stub, so the one reading it need not invent ids. Without
+--run (and RETVAL_RUN), the output goes to the run of the day,
+shell-YYYYMMDD (UTC), in the agents' store: runs_dir from the config file
+or RETVAL_RUNS_DIR, else $XDG_STATE_HOME/retval/runs, as the hook and the
+MCP proxy use, so an agent told to run its commands through retval needs
+nothing else. The stub's read-more line is a retval peek command to paste
+into a shell (--read-more peek for the short form).
 
 Example:
    retval exec --run "$RUN" --call "$CALL_ID" --timeout 15m -- go test ./...
@@ -97,17 +104,29 @@ func runExec(c *cli.Context, e *env) error {
 			return usageErr("--tail: %v", err)
 		}
 	}
+	dir := r.RunsDir
 	if !r.Off {
-		run, err := needRun(r)
-		if err != nil {
-			return err
+		run := r.Run
+		if run == "" {
+			// An agent told to run its commands through retval, with no
+			// integration at all: the agents' store and a run of the day.
+			if dir, err = agentRunsDir(r); err != nil {
+				return err
+			}
+			run = "shell-" + time.Now().UTC().Format("20060102")
 		}
 		tool := c.String("tool")
 		if !c.IsSet("tool") {
 			tool = argv[0]
 		}
+		readMore := r.ReadMore
+		if r.Values["read-more"].Source == config.FromDefault {
+			// Whoever runs exec has a shell: the read-more line is a
+			// command to paste into it.
+			readMore = retain.ReadMoreShell
+		}
 		o.Retain = retain.RetainOptions{Run: run, Call: c.String("call"), Meta: retain.Meta{Tool: tool},
-			Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore}
+			Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: readMore}
 	}
 	var jw *verbatimJSON
 	if r.JSON {
@@ -119,7 +138,7 @@ func runExec(c *cli.Context, e *env) error {
 	defer signal.Stop(sigs)
 	o.Signals = sigs
 
-	res, err := execute.Run(logStore(r.RunsDir, e, "exec"), o)
+	res, err := execute.Run(logStore(dir, e, "exec"), o)
 	if res == nil {
 		return err // the command did not run
 	}

@@ -54,7 +54,7 @@ func TestErrorShapes(t *testing.T) {
 		{[]string{"help", "peak"}, 2, "retval: unknown command \"peak\" (usage)\nhint: did you mean \"retval peek\"? retval --help lists the commands\n"},
 		{[]string{"frobnicate"}, 2, "retval: unknown command \"frobnicate\" (usage)\nhint: retval --help lists the commands\n"},
 		{[]string{"--treshold", "1"}, 2, "retval: flag provided but not defined: -treshold (usage)\nhint: did you mean --threshold? flags go after the command's name\n"},
-		{[]string{"--run", "r1", "peek", "c1"}, 2, "retval: flag provided but not defined: -run (usage)\nhint: --run is a flag of the commands: put it after the command's name, as in retval peek --run …\n"},
+		{[]string{"--threshold", "1", "peek", "c1"}, 2, "retval: flag provided but not defined: -threshold (usage)\nhint: --threshold is a flag of the commands: put it after the command's name, as in retval peek --threshold …\n"},
 		{[]string{"--frob"}, 2, "retval: flag provided but not defined: -frob (usage)\nhint: retval --help lists the commands; retval COMMAND --help their flags\n"},
 		// A misspelt flag before the arguments (the flag library's error)…
 		{[]string{"retain", "--treshold", "1", "--run", "r1", "--call", "c9"}, 2, "retval: retain: flag provided but not defined: -treshold (usage)\nhint: did you mean --threshold?\n"},
@@ -68,7 +68,9 @@ func TestErrorShapes(t *testing.T) {
 		// An unknown run: where to look.
 		{[]string{"peek", "--run", "r2", "c1"}, 3, "retval: peek: no run \"r2\" in " + "$RUNS" + " (unknown_reference)\nhint: retval catalogue --all lists the runs; retval catalogue --run R lists a run's values\n"},
 		// An unknown value's message already names its catalogue: no repeat.
-		{[]string{"peek", "--run", "r1", "c2"}, 3, "retval: peek: no value \"c2\" in run \"r1\" (list them with: retval catalogue --run r1) (unknown_reference)\n"},
+		{[]string{"peek", "--run", "r1", "c2"}, 3, "retval: peek: no value \"c2\" in run \"r1\"; did you mean \"c1\"? (list them with: retval catalogue --run r1) (unknown_reference)\n"},
+		{[]string{"resolve", "--run", "r1", "C1"}, 3, "retval: resolve: no value \"C1\" in run \"r1\"; did you mean \"c1\"? (list them with: retval catalogue --run r1) (unknown_reference)\n"},
+		{[]string{"peek", "--run", "r1", "nothing-like-it"}, 3, "retval: peek: no value \"nothing-like-it\" in run \"r1\" (list them with: retval catalogue --run r1) (unknown_reference)\n"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := run(t, "", tc.args...)

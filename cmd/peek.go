@@ -1,7 +1,12 @@
 package cmd
 
 import (
+	"io"
+	"strconv"
 	"strings"
+
+	"github.com/retval/retval/internal/safetext"
+	"github.com/retval/retval/pkg/expand"
 
 	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/pkg/peek"
@@ -14,8 +19,8 @@ func init() { register(peekCommand) }
 func peekCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "peek",
-		Usage:     "read slices of a retained value: line ranges, searches, byte ranges",
-		UsageText: "retval peek --run R ID [--lines A-B|N|N-|-N] [--query TEXT [--regex] [--ignore-case] [--context N] [--after-line L]] [--bytes A-B|N-|-N]",
+		Usage:     "read slices of a retained value: line ranges, searches, byte ranges, JSON outlines",
+		UsageText: "retval peek --run R ID [--lines A-B|N|N-|-N] [--query TEXT [--regex] [--ignore-case] [--context N] [--after-line L]] [--bytes A-B|N-|-N] [--outline [POINTER] [--after K] [--lines N]]",
 		Description: `Prints part of a retained value the way a person reads a file. Each line
 carries the gutter "N: " (its number, a colon, a space), as read_file shows
 it, so a line pasted into an edit is recognised. Without a selector, prints
@@ -43,6 +48,22 @@ A matching line longer than the cap is shown around its first match, with
 the window's byte offsets and the --bytes range of the whole line.
 With --lines A-B, the search covers those lines alone: matches, context
 and the count ("[3 matches in lines 200-400; ...]").
+--outline [POINTER] lists the members of the JSON object (or the elements
+of the array) at POINTER, the whole document when it is left out or "":
+one line each with the pointer that selects it (RFC 6901, ready to paste;
+shown as a JSON string when it holds spaces, quotes or controls), its type,
+for an object or array its number of members or elements, its size in
+bytes, and for a string or number the start of its value:
+   [outline of "/packages": object, 1203 members, 612044 bytes]
+   /packages/node_modules~1abbrev  object  5 members  247 bytes
+   ...
+   [members 0-389 and 1200-1202 of 1203; next: --outline /packages --after 389]
+The first ones are shown as far as the caps allow and the last three after
+a gap; --after K lists from position K+1. A member whose name occurs more
+than once ends in "duplicate name" (a pointer to it is ambiguous_json).
+The value is read once from the start, nested containers skipped, so
+memory does not grow with it. With --lines N it outlines line N's document
+of an NDJSON value (one JSON document per line).
 --bytes A-B prints the half-open byte range as stored; neither end may
 split a UTF-8 sequence.
 
@@ -64,6 +85,7 @@ Example:
    retval peek --run "$RUN" c1 --query 'FAIL:' --context 2
    retval peek --run "$RUN" c1 --query '^panic: ' --regex --after-line 913
    retval peek --run "$RUN" c1 --bytes 4096-8192
+   retval peek --run "$RUN" c2 --outline /packages --after 389
    retval peek --run "$RUN" c1 --lines -50
    retval peek --run "$RUN" c1 --lines 200-400 --query 'FAIL'
    retval peek --run "$RUN" c1 --peek-lines 0 --peek-bytes 0 --threshold 0 | less
@@ -72,7 +94,7 @@ Exit status: 0 printed, 1 I/O error or corrupt value, 2 usage (bad flag or
 combination, or caps that would reach the threshold), 3 unknown value or
 collected run, 7 invalid range (a range that starts past the end, a byte
 range out of bounds or splitting a UTF-8 sequence; the message names the
-valid range).`,
+valid range) or, for --outline, not_json, bad_pointer, ambiguous_json.`,
 		Flags: append(globalFlags("peek-lines", "peek-bytes", "threshold"),
 			&cli.StringFlag{Name: "lines", Usage: "lines A-B (inclusive, from 1), N (one line), N- (to the end) or -N (the last N); with --query, the lines searched"},
 			&cli.StringFlag{Name: "bytes", Usage: "bytes A-B (half-open), N- (to the end) or -N (the last N)"},
@@ -81,6 +103,8 @@ valid range).`,
 			&cli.BoolFlag{Name: "ignore-case", Usage: "match the query regardless of case"},
 			&cli.Int64Flag{Name: "context", Usage: "lines shown before and after each match"},
 			&cli.Int64Flag{Name: "after-line", Usage: "show only matches after line L (the paging flag)"},
+			&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at POINTER (optional: the whole document)"},
+			&cli.Int64Flag{Name: "after", Usage: "with --outline: list from the position after K (the paging flag)"},
 		),
 		Action: func(c *cli.Context) error { return runPeek(c, envOf(c)) },
 	}
@@ -91,8 +115,15 @@ func runPeek(c *cli.Context, e *env) (err error) {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("outline") && len(args) == 0 && !isPointerArg(c.String("outline")) {
+		// "peek --outline ID": the pointer was left out.
+		args = []string{c.String("outline")}
+		if err := c.Set("outline", ""); err != nil {
+			return err
+		}
+	}
 	if len(args) != 1 {
-		return usageErr("want exactly one value id: retval peek --run R ID [--lines A-B | --query TEXT | --bytes A-B]")
+		return usageErr("want exactly one value id: retval peek --run R ID [--lines A-B | --query TEXT | --bytes A-B | --outline POINTER]")
 	}
 	caps, err := peek.CapsFor(r.Limits, r.Values["peek-bytes"].Source != config.FromDefault)
 	if err != nil {
@@ -112,6 +143,9 @@ func runPeek(c *cli.Context, e *env) (err error) {
 	// What is printed, or the error, is accounted for in the read log.
 	stdout := &countWriter{w: e.stdout}
 	defer func() { store.LogCall(run, args[0], "peek", stdout.n, err) }()
+	if sel.kind == "outline" {
+		return writeOutline(stdout, isTerminal(e.stdout), v, sel, caps, r.JSON)
+	}
 	if err := sel.resolve(v); err != nil {
 		return err
 	}
@@ -178,6 +212,50 @@ type selector struct {
 	rng   peek.RangeArg // of --lines or --bytes, as typed
 	a, b  int64         // rng in the value: lines a..b or bytes [a, b)
 	query peek.QueryOptions
+	// pointer and after, for an outline (a: its NDJSON line, or 0).
+	pointer string
+	after   int64
+}
+
+// isPointerArg reports whether a word after --outline is its pointer: ""
+// or one starting with "/". Anything else is the value id, the pointer
+// left out.
+func isPointerArg(s string) bool { return s == "" || strings.HasPrefix(s, "/") }
+
+// writeOutline prints the outline sel asks for.
+func writeOutline(w io.Writer, terminal bool, v *retain.Value, sel selector, caps peek.Caps, asJSON bool) error {
+	ptr := sel.pointer
+	f := expand.RefFields{ID: (*string)(&v.Desc.ID), Outline: &ptr}
+	if sel.after >= 0 {
+		f.After = &sel.after
+	}
+	if sel.a > 0 {
+		f.Lines = &peek.RangeArg{First: sel.a, Last: sel.a}
+	}
+	ref, err := f.Ref()
+	if err != nil {
+		return err
+	}
+	lines := sel.a
+	pg, err := expand.Outline(v, ref, expand.OutlineOptions{Lines: caps.Lines, Bytes: caps.Bytes, Continue: func(after int64) string {
+		s := "--outline " + retain.ShellQuote(ptr) + " --after " + strconv.FormatInt(after, 10)
+		if lines > 0 {
+			s = "--lines " + strconv.FormatInt(lines, 10) + " " + s
+		}
+		return s
+	}})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(w, peekJSON{ID: string(v.Desc.ID), Run: string(v.Run), Kind: "outline", Page: pg, Text: pg.Text})
+	}
+	text := pg.Render()
+	if terminal {
+		text = safetext.Append(nil, text)
+	}
+	_, err = w.Write(text)
+	return err
 }
 
 // resolve turns the range as typed into the lines or bytes of v.
@@ -199,6 +277,30 @@ func (s *selector) resolve(v *retain.Value) error {
 // peekSelector reads the selector flags and refuses combinations that
 // mean nothing.
 func peekSelector(c *cli.Context) (selector, error) {
+	if c.IsSet("outline") {
+		for _, f := range []string{"bytes", "query", "regex", "ignore-case", "context", "after-line"} {
+			if c.IsSet(f) {
+				return selector{}, usageErr("--%s cannot be combined with --outline: an outline lists a JSON value's members (--lines N names an NDJSON line to outline)", f)
+			}
+		}
+		sel := selector{kind: "outline", pointer: c.String("outline"), after: -1}
+		if c.IsSet("after") {
+			if sel.after = c.Int64("after"); sel.after < 0 {
+				return selector{}, usageErr("--after %d: positions count from 0; --after K lists from K+1", sel.after)
+			}
+		}
+		if c.IsSet("lines") {
+			n, err := strconv.ParseInt(c.String("lines"), 10, 64)
+			if err != nil || n < 1 {
+				return selector{}, usageErr("--lines %q with --outline names one line of an NDJSON value, e.g. --lines 3", c.String("lines"))
+			}
+			sel.a = n
+		}
+		return sel, nil
+	}
+	if c.IsSet("after") {
+		return selector{}, usageErr("--after pages through an outline: give --outline too (--after-line pages a search)")
+	}
 	var given []string
 	for _, f := range []string{"lines", "bytes", "query"} {
 		if c.IsSet(f) {

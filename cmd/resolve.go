@@ -15,7 +15,7 @@ func resolveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "resolve",
 		Usage: "print exactly the bytes a reference selects, under the lookup budget",
-		UsageText: `retval resolve --run R ID [--bytes A-B | --lines A-B | --pointer P [--as lexeme|string]] [--sha256 HEX] [--step S]
+		UsageText: `retval resolve --run R ID [--bytes A-B | --lines A-B | [--lines N] --pointer P [--as lexeme|string] | [--lines N] --outline P [--after K]] [--sha256 HEX] [--step S]
 retval resolve --run R --batch [--step S] < refs.json`,
 		Description: `Looks up one reference and prints the selected bytes on stdout, nothing
 added. ID is the value's id as its stub shows it ("c1" or "#c1"). It selects
@@ -23,8 +23,15 @@ the whole value, a half-open byte range (--bytes 0-100 is bytes 0 to 99;
 neither end may split a UTF-8 sequence), an inclusive line range (1-based,
 newlines kept as they are: \r\n stays \r\n), or the JSON value an RFC 6901
 pointer selects, as its original bytes (--as lexeme, the default) or, for a
-string, its decoded text (--as string). At most one of --bytes, --lines and
---pointer; --as only with --pointer. --sha256 makes the lookup fail unless
+string, its decoded text (--as string). --outline P lists the members (or
+elements) of the JSON value at P instead, one per line with its pointer,
+type, size and count, as many as fit --max-lookup-bytes, and names the
+reference that reads on ("after": K lists from position K+1). In an NDJSON
+value (one JSON document per line: its descriptor says "ndjson": true),
+--lines N with --pointer or --outline applies them to line N's document.
+At most one of --bytes, --lines and --pointer (or --outline), --lines
+alongside a pointer naming one line; --as only with --pointer. --sha256
+makes the lookup fail unless
 the value's digest is HEX. A range is never cut short: one that starts or
 ends past the end of the value fails (invalid_range), naming the valid
 range ("the value has lines 1-10000", "bytes 0-512"). --lines also takes
@@ -41,6 +48,8 @@ use:
                                                    "670-" too, as --lines takes them)
    {"$ref": "ID", "bytes": "-4096"}                the last 4096 bytes ("100-" too)
    {"$ref": "ID", "pointer": "/a/0", "as": "string"}
+   {"$ref": "ID", "outline": "/a", "after": K}     members of /a from K+1
+   {"$ref": "ID", "lines": [n, n], "pointer": "/a"} /a in line n's document
    {"$list_results": N}                            the catalogue from value N
 each optionally with "sha256". --batch and --json print one JSON object per
 line for each reference, in order (JSON Lines):
@@ -72,6 +81,8 @@ the run's ledger .steps/S.json.
 Example:
    retval resolve --run "$RUN" c1 --lines 120-160
    retval resolve --run "$RUN" c2 --pointer /packages/0/version --step "$STEP"
+   retval resolve --run "$RUN" c2 --outline /packages
+   retval resolve --run "$RUN" c3 --lines 12 --pointer /Output
    echo '[{"$ref": "c1", "lines": [1, 5]}, {"$list_results": 0}]' | retval resolve --run "$RUN" --batch
 
 Exit status: 0 printed (with --batch or --json: every reference answered,
@@ -85,6 +96,8 @@ not_string, not_utf8, bad_pointer, bad_reference, too_large).`,
 			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B (bytes A up to, not including, B), N- (to the end) or -N (the last N)"},
 			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B counting from 1, N (one line), N- (to the end) or -N (the last N)"},
 			&cli.StringFlag{Name: "pointer", Usage: "RFC 6901 JSON pointer, e.g. /packages/0/name (\"\" is the whole document)"},
+			&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at this pointer (\"\": the whole document)"},
+			&cli.Int64Flag{Name: "after", Usage: "with --outline: list from the position after this one (the paging flag)"},
 			&cli.StringFlag{Name: "as", Usage: "with --pointer: lexeme (the value's bytes, default) or string (a string's decoded text)"},
 			&cli.StringFlag{Name: "sha256", Usage: "fail unless the value's SHA-256 is this (64 hex digits, from its stub)"},
 			&cli.StringFlag{Name: "step", Usage: "step id whose lookup budget this call spends, kept across calls"},
@@ -95,7 +108,7 @@ not_string, not_utf8, bad_pointer, bad_reference, too_large).`,
 }
 
 // selectionFlags are the flags that make a single reference.
-var selectionFlags = []string{"bytes", "lines", "pointer", "as", "sha256"}
+var selectionFlags = []string{"bytes", "lines", "pointer", "outline", "after", "as", "sha256"}
 
 func runResolve(c *cli.Context, e *env) error {
 	args, r, run, err := beginRun(c)
@@ -163,14 +176,20 @@ func runResolve(c *cli.Context, e *env) error {
 // on the command line, so usage errors naming the flags, not bad_reference.
 func checkSelectionFlags(c *cli.Context) error {
 	var set []string
-	for _, f := range []string{"bytes", "lines", "pointer"} {
+	for _, f := range []string{"bytes", "lines", "pointer", "outline"} {
 		if c.IsSet(f) {
 			set = append(set, "--"+f)
 		}
 	}
+	if len(set) == 2 && c.IsSet("lines") && !c.IsSet("bytes") {
+		set = nil // --lines N names the NDJSON line a pointer or outline reads in
+	}
 	if len(set) > 1 {
 		named := strings.Join(set[:len(set)-1], ", ") + " and " + set[len(set)-1]
-		return usageErr("%s select in different ways: give one of --bytes, --lines and --pointer", named)
+		return usageErr("%s select in different ways: give one of --bytes, --lines, --pointer and --outline (--lines N with --pointer or --outline reads in line N of an NDJSON value)", named)
+	}
+	if c.IsSet("after") && !c.IsSet("outline") {
+		return usageErr("--after pages through an outline: give --outline too, or leave --after out")
 	}
 	if c.IsSet("as") && !c.IsSet("pointer") {
 		return usageErr("--as says how to return what --pointer selects: give --pointer too, or leave --as out")
@@ -203,6 +222,10 @@ func flagRef(c *cli.Context, id string) (expand.Ref, error) {
 		s := c.String(name)
 		return &s
 	}
-	f.Pointer, f.As, f.SHA256 = str("pointer"), str("as"), str("sha256")
+	f.Pointer, f.As, f.SHA256, f.Outline = str("pointer"), str("as"), str("sha256"), str("outline")
+	if c.IsSet("after") {
+		n := c.Int64("after")
+		f.After = &n
+	}
 	return f.Ref()
 }

@@ -29,7 +29,7 @@ there. It reports
    lookups         calls made to read values back (peek, resolve, lists,
                    catalogue, the MCP tools), lookups in them, bytes
                    returned, failures and calls the budget refused
-   call overhead   --call-overhead bytes for each call (default 256): the
+   call overhead   --call-overhead bytes for each call (default 300): the
                    model writes the call and reads the result's envelope
    kept out        retained - stubs - lookups - overhead, and the ratio
                    retained / (stubs + lookups + overhead)

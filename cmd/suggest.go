@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"github.com/retval/retval/internal/textdist"
 	"strings"
 
 	"github.com/retval/retval/pkg/retain"
@@ -154,10 +155,7 @@ func nearest(s string, candidates []string) string {
 		return "" // too short to guess from
 	}
 	best, bestD := "", -1
-	limit := 1
-	if len(s) >= 5 {
-		limit = 2
-	}
+	limit := textdist.Limit(s)
 	for _, c := range candidates {
 		if len(c) < 2 { // one-letter aliases: a guess would be noise
 			continue
@@ -182,31 +180,9 @@ func nearest(s string, candidates []string) string {
 	return match
 }
 
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and swaps of adjacent bytes each cost one.
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
-}
+// editDistance is textdist's distance (kept under its old name for the
+// callers here).
+func editDistance(a, b string) int { return textdist.Distance(a, b) }
 
 // panicError is a panic caught by Main, reported as an internal error.
 type panicError struct{ value any }

@@ -3,6 +3,8 @@
 // not grow with the document's size (nesting is kept as one bit per level).
 package jsonvalid
 
+import "bytes"
+
 // MaxDepth bounds nesting. A deeper document is reported as not valid rather
 // than growing the stack without limit; 1<<20 levels cost 128 KiB of bits.
 const MaxDepth = 1 << 20
@@ -296,4 +298,68 @@ func Valid(b []byte) bool {
 	var v Validator
 	v.Write(b)
 	return v.Valid()
+}
+
+// Started reports whether a value has begun (anything but whitespace was
+// written).
+func (v *Validator) Started() bool { return v.started || v.st == sError }
+
+// Lines checks, as bytes stream past, whether every non-empty line is one
+// JSON document (NDJSON, JSON Lines). The zero value is ready.
+type Lines struct {
+	v    Validator
+	docs int64
+	bad  bool
+}
+
+// StartAfterLine begins checking after a first line that was found to be
+// one document (by a Validator fed the same bytes).
+func (l *Lines) StartAfterLine() { l.docs = 1 }
+
+// Fail records that a line is not one document.
+func (l *Lines) Fail() { l.bad = true }
+
+// Failed reports whether a line already failed.
+func (l *Lines) Failed() bool { return l.bad }
+
+// Write feeds p.
+func (l *Lines) Write(p []byte) {
+	for len(p) > 0 && !l.bad {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			l.v.Write(p)
+			l.bad = l.v.Failed()
+			return
+		}
+		l.v.Write(p[:i])
+		l.endLine()
+		p = p[i+1:]
+	}
+}
+
+func (l *Lines) endLine() {
+	if l.v.Started() {
+		if l.v.Valid() {
+			l.docs++
+		} else {
+			l.bad = true
+		}
+	}
+	l.v = Validator{stack: l.v.stack[:0]}
+}
+
+// Valid reports whether the bytes written are at least two JSON documents,
+// one on each non-empty line.
+func (l *Lines) Valid() bool {
+	if l.bad {
+		return false
+	}
+	docs := l.docs
+	if l.v.Started() {
+		if !l.v.Valid() {
+			return false
+		}
+		docs++
+	}
+	return docs >= 2
 }

@@ -118,6 +118,9 @@ func (rs *Resolver) answer(r Ref, b bounds) ([]byte, error) {
 	if r.Kind == RefList {
 		return rs.list(r.Page, b.lookupBytes)
 	}
+	if r.Kind == RefOutline {
+		return rs.outline(r, b.lookupBytes)
+	}
 	if r.As == AsValue {
 		return nil, badRef("\"as\": \"value\" is for expand templates; resolve returns the lexeme, so use \"lexeme\"")
 	}

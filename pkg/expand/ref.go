@@ -23,6 +23,7 @@ const (
 	RefLines                  // lines Start..End, 1-based, inclusive
 	RefPointer                // the JSON value at Pointer
 	RefList                   // a page of the run's catalogue from value Page ($list_results)
+	RefOutline                // the members or elements of the JSON value at Pointer, from position From
 )
 
 // As says how a pointer selection is returned.
@@ -54,6 +55,11 @@ type Ref struct {
 	As      As     // for RefPointer: AsLexeme, AsString or AsValue
 	SHA256  string // lowercase hex the value's digest must equal, or ""
 	Page    int64  // for RefList: the value the page starts at, 0 first
+	// Line, for RefPointer and RefOutline, is the line of an NDJSON value
+	// whose document the pointer applies to; 0: the whole value.
+	Line int64
+	// From, for RefOutline, is the first position listed ("after": From-1).
+	From int64
 }
 
 // RefFields are a reference's fields as given, before they are checked:
@@ -66,6 +72,8 @@ type RefFields struct {
 	As      *string
 	SHA256  *string
 	List    *int64
+	Outline *string
+	After   *int64
 }
 
 func badRef(format string, args ...any) error {
@@ -73,13 +81,13 @@ func badRef(format string, args ...any) error {
 }
 
 // refHelp is appended to messages about malformed references.
-const refHelp = `; a reference is {"$ref": "ID"} with at most one of "bytes": [start, end] (or "N-", "-N"), "lines": [first, last] (or "N", "N-", "-N") or "pointer": "/a/0" (with "as": "lexeme" or "string"), and optionally "sha256"; or {"$list_results": N}`
+const refHelp = `; a reference is {"$ref": "ID"} with at most one of "bytes": [start, end] (or "N-", "-N"), "lines": [first, last] (or "N", "N-", "-N"), "pointer": "/a/0" (with "as": "lexeme" or "string") or "outline": "/a" (with "after": N), a pointer or outline optionally inside one line's document of an NDJSON value ("lines": [n, n]), and optionally "sha256"; or {"$list_results": N}`
 
 // Ref checks the fields and returns the reference they make. Malformed
 // combinations are bad_reference; a malformed pointer is bad_pointer.
 func (f RefFields) Ref() (Ref, error) {
 	if f.List != nil {
-		if f.ID != nil || f.Bytes != nil || f.Lines != nil || f.Pointer != nil || f.As != nil || f.SHA256 != nil {
+		if f.ID != nil || f.Bytes != nil || f.Lines != nil || f.Pointer != nil || f.As != nil || f.SHA256 != nil || f.Outline != nil || f.After != nil {
 			return Ref{}, badRef("$list_results takes no other keys" + refHelp)
 		}
 		if *f.List < 0 {
@@ -111,8 +119,42 @@ func (f RefFields) Ref() (Ref, error) {
 		}
 		r.Kind, r.Pointer, r.As = RefPointer, p, AsLexeme
 	}
+	if f.Outline != nil {
+		n++
+		p, err := ParsePointer(*f.Outline)
+		if err != nil {
+			return Ref{}, err
+		}
+		r.Kind, r.Pointer = RefOutline, p
+	}
+	if f.Lines != nil && (f.Pointer != nil || f.Outline != nil) && n == 2 {
+		// A pointer or outline inside one line's document.
+		l := *f.Lines
+		if !l.Closed() || l.First != l.Last {
+			return Ref{}, badRef("\"lines\" with a pointer or outline names the one line whose document it applies to, as in [%d, %d]; %q is not one line"+refHelp, max(l.First, 1), max(l.First, 1), l.String())
+		}
+		if l.First < 1 {
+			return Ref{}, badRef("\"lines\": [%d, %d]: lines count from 1", l.First, l.Last)
+		}
+		n--
+		r.Line, r.Start, r.End, r.Tail = l.First, 0, 0, 0
+		if f.Pointer != nil {
+			r.Kind = RefPointer
+		} else {
+			r.Kind = RefOutline
+		}
+	}
 	if n > 1 {
-		return Ref{}, badRef("a reference selects by at most one of bytes, lines and pointer" + refHelp)
+		return Ref{}, badRef("a reference selects by at most one of bytes, lines, pointer and outline" + refHelp)
+	}
+	if f.After != nil {
+		if r.Kind != RefOutline {
+			return Ref{}, badRef("\"after\" pages through an outline only" + refHelp)
+		}
+		if *f.After < 0 {
+			return Ref{}, badRef("\"after\": %d: positions count from 0; \"after\": N lists from position N+1", *f.After)
+		}
+		r.From = *f.After + 1
 	}
 	if f.As != nil {
 		if r.Kind != RefPointer {
@@ -161,7 +203,7 @@ func ParseRef(data []byte) (Ref, error) {
 			return Ref{}, badRef("reference is not valid JSON: %v", err)
 		}
 		switch key {
-		case "$ref", "pointer", "as", "sha256":
+		case "$ref", "pointer", "as", "sha256", "outline":
 			var s string
 			if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
 				return Ref{}, badRef("%q must be a string, not %s", key, raw)
@@ -173,6 +215,8 @@ func ParseRef(data []byte) (Ref, error) {
 				f.Pointer = &s
 			case "as":
 				f.As = &s
+			case "outline":
+				f.Outline = &s
 			default:
 				f.SHA256 = &s
 			}
@@ -186,6 +230,12 @@ func ParseRef(data []byte) (Ref, error) {
 			} else {
 				f.Lines = &rng
 			}
+		case "after":
+			n, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				return Ref{}, badRef("\"after\" must be an integer position, as the outline's next names it, not %s", raw)
+			}
+			f.After = &n
 		case "$list_results":
 			n, err := strconv.ParseInt(string(raw), 10, 64)
 			if err != nil {
@@ -272,9 +322,20 @@ func (r Ref) MarshalJSON() ([]byte, error) {
 			b = fmt.Appendf(b, `,"%s":"%s"`, key, rg)
 		}
 	case RefPointer:
+		if r.Line > 0 {
+			b = fmt.Appendf(b, `,"lines":[%d,%d]`, r.Line, r.Line)
+		}
 		b = str(append(b, `,"pointer":`...), r.Pointer.String())
 		if r.As != AsLexeme {
 			b = str(append(b, `,"as":`...), string(r.As))
+		}
+	case RefOutline:
+		if r.Line > 0 {
+			b = fmt.Appendf(b, `,"lines":[%d,%d]`, r.Line, r.Line)
+		}
+		b = str(append(b, `,"outline":`...), r.Pointer.String())
+		if r.From > 0 {
+			b = fmt.Appendf(b, `,"after":%d`, r.From-1)
 		}
 	}
 	if r.SHA256 != "" {

@@ -52,8 +52,13 @@ func TestParseRefErrors(t *testing.T) {
 		{`{}`, retain.CodeBadReference, `no "$ref"`},
 		{`{"$ref": ""}`, retain.CodeBadReference, `"$ref" is empty`},
 		{`{"$ref": 1}`, retain.CodeBadReference, `"$ref" must be a string, not 1`},
-		{`{"$ref": "c1", "lines": [1, 2], "bytes": [0, 1]}`, retain.CodeBadReference, "at most one of bytes, lines and pointer"},
-		{`{"$ref": "c1", "lines": [1, 2], "pointer": ""}`, retain.CodeBadReference, "at most one of bytes, lines and pointer"},
+		{`{"$ref": "c1", "lines": [1, 2], "bytes": [0, 1]}`, retain.CodeBadReference, "at most one of bytes, lines, pointer and outline"},
+		{`{"$ref": "c1", "lines": [1, 2], "pointer": ""}`, retain.CodeBadReference, "names the one line whose document it applies to, as in [1, 1]"},
+		{`{"$ref": "c1", "lines": [1, 1], "pointer": "", "bytes": [0, 1]}`, retain.CodeBadReference, "at most one of bytes, lines, pointer and outline"},
+		{`{"$ref": "c1", "after": 3, "pointer": ""}`, retain.CodeBadReference, "\"after\" pages through an outline only"},
+		{`{"$ref": "c1", "outline": "", "as": "string"}`, retain.CodeBadReference, "\"as\" applies to a pointer selection only"},
+		{`{"$ref": "c1", "outline": "", "after": -1}`, retain.CodeBadReference, "positions count from 0"},
+		{`{"$ref": "c1", "outline": "x"}`, retain.CodeBadPointer, "must be empty"},
 		{`{"$ref": "c1", "lines": [1]}`, retain.CodeBadReference, `"lines" must be an array of two integers`},
 		{`{"$ref": "c1", "lines": [1, 2, 3]}`, retain.CodeBadReference, `"lines" must be an array of two integers`},
 		{`{"$ref": "c1", "lines": [1.5, 2]}`, retain.CodeBadReference, `"lines" must be an array of two integers`},
@@ -118,6 +123,7 @@ func FuzzParseRef(f *testing.F) {
 	for _, s := range []string{
 		`{"$ref": "c1"}`, `{"$ref": "c1", "bytes": [0, 10]}`, `{"$ref": "c\"1", "lines": [1, 2], "sha256": "` + strings.Repeat("0", 64) + `"}`,
 		`{"$ref": "c1", "pointer": "/a~0~1\u00e9", "as": "string"}`, `{"$list_results": 3}`, `{"$ref": "\ud800"}`,
+		`{"$ref": "c1", "outline": "/a", "after": 4}`, `{"$ref": "c1", "lines": [3, 3], "pointer": "/a"}`, `{"$ref": "c1", "lines": [2, 2], "outline": ""}`,
 		`{"$ref": "c1", "lines": "-50"}`, `{"$ref": "c1", "bytes": "7-"}`, `{"$ref": "c1", "lines": "9"}`,
 	} {
 		f.Add([]byte(s))

@@ -2,6 +2,7 @@ package expand
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -86,11 +87,14 @@ func Select(v *retain.Value, r Ref) (*Selection, error) {
 			return nil, err
 		}
 		s.Start, s.End = start, end
+	case RefOutline:
+		return nil, badRef("an outline lists the members of a JSON value and selects no bytes; ask resolve or peek for it, or select one member with a pointer")
 	case RefPointer:
-		if !v.Desc.JSON {
-			return nil, retain.Errorf(retain.CodeNotJSON, "value %q is not one valid JSON document, so a pointer selects nothing in it; read it with bytes or lines instead", v.Desc.ID)
+		src, start, end, err := document(v, r)
+		if err != nil {
+			return nil, err
 		}
-		sp, err := FindPointer(v, v.Size(), r.Pointer)
+		sp, err := findPointerIn(src, start, end, r.Pointer, chunkSize)
 		if err != nil {
 			return nil, err
 		}
@@ -191,6 +195,15 @@ func (s *Selection) Text(limit int64) ([]byte, error) { return s.text(limit, nil
 
 func (s *Selection) text(limit int64, scan io.Writer) ([]byte, error) {
 	tooLarge := func(what string) error {
+		if s.Kind == KindObject || s.Kind == KindArray {
+			o := s.Ref
+			o.Kind, o.As, o.SHA256, o.From = RefOutline, AsLexeme, "", 0
+			flag := "--outline " + retain.ShellQuote(o.Pointer.String())
+			if o.Line > 0 {
+				flag = fmt.Sprintf("--lines %d %s", o.Line, flag)
+			}
+			return retain.Errorf(retain.CodeTooLarge, "the selection is %s, over the %d-byte bound of one lookup: %s %s; list its %ss with %s (or the reference %s) and select one with a deeper pointer", what, limit, article(s.Kind), s.Kind, unitOf(s.Kind), flag, o)
+		}
 		return retain.Errorf(retain.CodeTooLarge, "the selection is %s, over the %d-byte bound of one lookup; narrow it: fewer lines, a shorter byte range or a deeper pointer", what, limit)
 	}
 	if !s.Decoded() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/retval/retval/internal/jsonscan"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -191,7 +192,7 @@ func (w *walk) node(start, end int, ms []member) {
 func (w *walk) concat(path string, start, end int, m member) {
 	concatTok := pathTok{start: m.nameStart, end: m.nameEnd, isName: true}
 	if c := w.src[m.valueStart]; c != '[' {
-		w.fails = append(w.fails, failure(start, path, tmplErr("\"$concat\" takes an array of strings and references, not %s %s%s", article(kindOf(c)), kindOf(c), nodeHelp)))
+		w.fails = append(w.fails, failure(start, path, tmplErr("\"$concat\" takes an array of strings and references, not %s %s%s", article(jsonscan.KindOf(c)), jsonscan.KindOf(c), nodeHelp)))
 		return
 	}
 	n := Node{Path: path, Kind: NodeConcat, Start: start, End: end}
@@ -221,7 +222,7 @@ func (w *walk) concat(path string, start, end int, m member) {
 // part interprets one element of a $concat, the bytes src[start:end].
 func (w *walk) part(path string, start, end int) (Part, error) {
 	el := w.src[start:end]
-	switch k := kindOf(el[0]); k {
+	switch k := jsonscan.KindOf(el[0]); k {
 	case KindString:
 		// The text goes into the output's JSON string and its digest into
 		// the summary: decoded strictly, and refused unless UTF-8, so that

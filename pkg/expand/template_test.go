@@ -106,7 +106,7 @@ func TestParseTemplateFailures(t *testing.T) {
 		msg       string
 	}{
 		{`{"x": {"$ref": "a", "foo": 1}}`, "/x", retain.CodeBadReference, `unknown key "foo" in the reference`},
-		{`{"x": {"$ref": "a", "lines": [1, 2], "bytes": [0, 1]}}`, "/x", retain.CodeBadReference, "at most one of bytes, lines and pointer"},
+		{`{"x": {"$ref": "a", "lines": [1, 2], "bytes": [0, 1]}}`, "/x", retain.CodeBadReference, "at most one of bytes, lines, pointer and outline"},
 		{`{"x": {"$ref": "a", "lines": [1]}}`, "/x", retain.CodeBadReference, `"lines" must be an array of two integers`},
 		{`{"x": {"$ref": 7}}`, "/x", retain.CodeBadReference, `"$ref" must be a string`},
 		{`{"x": {"$ref": "a", "pointer": "a"}}`, "/x", retain.CodeBadPointer, `must be empty`},

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retval/retval/internal/jsonscan"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -419,7 +420,7 @@ func skip(src []byte, i int) int {
 			}
 		}
 	default:
-		for i < len(src) && !isDelim(src[i]) {
+		for i < len(src) && !jsonscan.IsDelim(src[i]) {
 			i++
 		}
 		return i

@@ -24,14 +24,17 @@ type Descriptor struct {
 	CallID string `json:"call_id"`
 	// CallIDXXH3 is the XXH3-64 (16 hex digits) of a call id longer than
 	// MaxCallIDBytes, of which CallID then keeps the first bytes.
-	CallIDXXH3   string `json:"call_id_xxh3,omitempty"`
-	Run          ID     `json:"run"`
-	Tool         string `json:"tool,omitempty"`
-	Size         int64  `json:"size"`
-	Lines        int64  `json:"lines"`
-	SHA256       string `json:"sha256"`
-	UTF8         bool   `json:"utf8"`
-	JSON         bool   `json:"json"`
+	CallIDXXH3 string `json:"call_id_xxh3,omitempty"`
+	Run        ID     `json:"run"`
+	Tool       string `json:"tool,omitempty"`
+	Size       int64  `json:"size"`
+	Lines      int64  `json:"lines"`
+	SHA256     string `json:"sha256"`
+	UTF8       bool   `json:"utf8"`
+	JSON       bool   `json:"json"`
+	// NDJSON: every non-empty line is one valid JSON document, and there
+	// are at least two.
+	NDJSON       bool   `json:"ndjson,omitempty"`
 	Complete     bool   `json:"complete"`
 	OmittedBytes *int64 `json:"omitted_bytes,omitempty"`
 	ExitCode     *int   `json:"exit_code,omitempty"`

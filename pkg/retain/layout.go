@@ -156,7 +156,35 @@ func (s *Store) missingRun(run ID) error {
 	if t, ok := s.ReadTombstone(run); ok {
 		return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", run, t.Collected.UTC().Format(time.RFC3339))}
 	}
-	return &Error{Code: CodeUnknownReference, Err: fmt.Errorf("no run %q in %s", run, s.Dir)}
+	return &Error{Code: CodeUnknownReference, Err: &UnknownRunError{Run: run, Dir: s.Dir}}
+}
+
+// UnknownRunError is the error of a run the store does not hold. It is
+// the Err of an *Error with CodeUnknownReference.
+type UnknownRunError struct {
+	Run ID
+	Dir string // the runs-dir looked in
+	// Typed is the run id as given, when it is not Run itself (an id the
+	// sanitizer changed, such as "../x"): the message names both.
+	Typed string
+}
+
+func (e *UnknownRunError) Error() string {
+	if e.Typed != "" && e.Typed != string(e.Run) {
+		return fmt.Sprintf("no run %q (stored as %q) in %s", e.Typed, e.Run, e.Dir)
+	}
+	return fmt.Sprintf("no run %q in %s", e.Run, e.Dir)
+}
+
+// asTyped makes an unknown run's error name the run as it was given.
+func asTyped(err error, typed string) error {
+	var ur *UnknownRunError
+	if !errors.As(err, &ur) || typed == string(ur.Run) {
+		return err
+	}
+	named := *ur
+	named.Typed = typed
+	return &Error{Code: CodeOf(err), Err: &named}
 }
 
 // Taken reports whether call (a call id, or the value id made from it)

@@ -28,7 +28,7 @@ func (s *Store) Values(run string) ([]Descriptor, error) {
 	}
 	l, err := s.lockRun(rid, false)
 	if err != nil {
-		return nil, err
+		return nil, asTyped(err, run)
 	}
 	defer l.Unlock()
 	dir := l.Dir

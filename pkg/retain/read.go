@@ -53,7 +53,7 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	}
 	dir, err := s.lookupRun(rid)
 	if err != nil {
-		return nil, err
+		return nil, asTyped(err, run)
 	}
 	// gc may rename the run away and delete it between any two of our
 	// opens: a file that vanished means "collected" when the run is gone.
@@ -65,7 +65,7 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	}
 	d, err := readDescriptor(filepath.Join(dir, MetaName(vid)))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, gone(&Error{Code: CodeUnknownReference, Err: fmt.Errorf("no value %q in run %q (list them with: retval catalogue --run %s)", id, rid, rid)})
+		return nil, gone(&Error{Code: CodeUnknownReference, Err: &UnknownValueError{Run: rid, ID: id, Nearest: nearestIDs(dir, id)}})
 	}
 	if err != nil {
 		return nil, err

@@ -316,3 +316,16 @@ func TestReadLogNotDebris(t *testing.T) {
 		t.Errorf("Values = %d", ri.Values)
 	}
 }
+
+// BenchmarkLogRead is the cost a read pays for its record: check the run
+// directory, open the log O_APPEND, one write, close.
+func BenchmarkLogRead(b *testing.B) {
+	s := Open(b.TempDir())
+	if err := os.MkdirAll(s.RunDir("r"), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	r := Read{Op: OpRead, Via: "peek", Value: "c1", Bytes: 1234, Call: true}
+	for b.Loop() {
+		s.LogRead("r", r)
+	}
+}

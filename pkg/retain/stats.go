@@ -20,11 +20,15 @@ type stats struct {
 	utf8     bool
 	carry    []byte // an incomplete UTF-8 sequence at the end of the last chunk
 	json     jsonvalid.Validator
-	keep     int    // bytes of head and tail to keep (the preview budget)
-	head     []byte // first keep bytes
-	tail     []byte // ring of the last keep bytes
-	tailPos  int
-	index    *indexBuilder // nil when no index is built
+	// nd checks for NDJSON from the end of the first non-empty line on:
+	// until then the lines are json's bytes (ndStarted false).
+	nd        jsonvalid.Lines
+	ndStarted bool
+	keep      int    // bytes of head and tail to keep (the preview budget)
+	head      []byte // first keep bytes
+	tail      []byte // ring of the last keep bytes
+	tailPos   int
+	index     *indexBuilder // nil when no index is built
 }
 
 func newStats(keep int64, index bool) *stats {
@@ -48,15 +52,46 @@ func (s *stats) add(p []byte) {
 	if s.utf8 {
 		s.checkUTF8(p)
 	}
-	if !s.json.Failed() {
-		s.json.Write(p)
-	}
+	s.addJSON(p)
 	if n := s.keep - len(s.head); n > 0 {
 		s.head = append(s.head, p[:min(n, len(p))]...)
 	}
 	s.addTail(p)
 	if s.index != nil {
 		s.index.Write(p)
+	}
+}
+
+// addJSON feeds the JSON checks. The first line is checked once, by the
+// whole-document validator: at its end, that validator says whether it was
+// one document; NDJSON checking goes on from there line by line.
+func (s *stats) addJSON(p []byte) {
+	for !s.ndStarted && len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			break
+		}
+		s.json.Write(p[:i+1])
+		p = p[i+1:]
+		switch {
+		case s.json.Failed():
+			s.nd.Fail()
+			s.ndStarted = true
+		case s.json.Valid():
+			s.nd.StartAfterLine()
+			s.ndStarted = true
+		case s.json.Started():
+			// A document that goes on past its first line: one JSON
+			// document at most, not NDJSON.
+			s.nd.Fail()
+			s.ndStarted = true
+		}
+	}
+	if !s.json.Failed() {
+		s.json.Write(p)
+	}
+	if s.ndStarted && !s.nd.Failed() {
+		s.nd.Write(p)
 	}
 }
 
@@ -138,4 +173,5 @@ func (s *stats) descriptor(d *Descriptor) {
 	d.SHA256 = hex.EncodeToString(s.sha.Sum(nil))
 	d.UTF8 = s.validUTF8()
 	d.JSON = d.UTF8 && s.json.Valid()
+	d.NDJSON = d.UTF8 && s.ndStarted && s.nd.Valid()
 }

@@ -74,7 +74,7 @@ func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
 			return nil, Errorf(CodeUsage, "run id: %v", err)
 		}
 		if _, err := s.lookupRun(id); err != nil {
-			return nil, err
+			return nil, asTyped(err, o.Run)
 		}
 		runs = []ID{id}
 	} else {

@@ -31,6 +31,10 @@ type RetainOptions struct {
 	// Via names who shows the model what retain returns, in the read log
 	// ("" is "retain"; the hook says "hook", the MCP proxy "proxy").
 	Via string
+	// Note is text the caller shows the model right after a stub (the
+	// hook says where an MCP result's text came from). It is not part of
+	// the stub; the read log counts it with the stub's bytes.
+	Note string
 	// Finish, when set, is called once the input has been read to its end,
 	// before the descriptor is made: the Meta it returns replaces Meta.
 	// It is how what is known only at the end (a command's exit status)
@@ -103,6 +107,7 @@ func (s *Store) logRetain(o RetainOptions, res *Result, verbatim int64) {
 		r.Op, r.Bytes, r.Size = OpVerbatim, verbatim, verbatim
 	case res.Retained:
 		r.Op, r.Size = OpStub, res.Descriptor.Size
+		r.Bytes += int64(len(o.Note))
 	case res.Descriptor != nil:
 		r.Op, r.Size = OpPreview, res.Descriptor.Size
 	default:

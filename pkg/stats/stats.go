@@ -28,9 +28,10 @@ import (
 // DefaultCallOverhead is the bytes a model pays for one tool call around
 // the bytes the call returns: the call it writes (tool name, call id, the
 // arguments' JSON) and the envelope of the result (its call id, type,
-// framing). 256 bytes is what the Claude Code end-to-end session measures
-// for a `retval peek` through Bash (docs/EFFICIENCY.md derives it).
-const DefaultCallOverhead = 256
+// framing), in the model API's JSON. A Claude Code Bash `retval peek` of
+// the end-to-end session is 337 bytes of it, a Codex MCP retval_peek 276;
+// docs/EFFICIENCY.md derives both.
+const DefaultCallOverhead = 300
 
 // TokenMethod names how token figures are estimated.
 const TokenMethod = "bytes/4"

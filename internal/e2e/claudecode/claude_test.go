@@ -74,6 +74,10 @@ func scenarios(t *testing.T) {
 		t.Fatalf("seq 1 20000 is %d bytes", len(seq))
 	}
 	var bashWith, bashWithout, bashMidWith, bashMidWithout, mcpWith, mcpWithout int
+	// What the model received reading the values back, and the ledgers of
+	// the sessions with retval (for bench/efficiency.sh).
+	var bashPeek, bashMidPeek, mcpPeek int
+	var bashLedger, bashMidLedger, mcpLedger json.RawMessage
 
 	t.Run("bash", func(t *testing.T) {
 		s := newSession(t)
@@ -107,6 +111,7 @@ func scenarios(t *testing.T) {
 			t.Fatalf("the model never ran the read-more command %q", cmd)
 		}
 		e2etest.CheckPeek(t, got, strings.Split(strings.TrimSuffix(string(seq), "\n"), "\n"), a, b)
+		bashPeek, bashLedger = len(got), s.Ledger(r.SessionID)
 		if r.Result != "done" {
 			t.Errorf("claude's result: %q", r.Result)
 		}
@@ -114,9 +119,11 @@ func scenarios(t *testing.T) {
 		// would reach the model; the hook keeps it out too. The value is
 		// stdout as Claude Code hands it over: without its last newline.
 		m = startMock(t, bashScript)
-		s.run(m, "bash scenario 5000")
+		r = s.run(m, "bash scenario 5000")
 		stub, _ = m.Result("toolu_seq")
 		bashMidWith = len(stub)
+		got, _ = m.Result("toolu_peek")
+		bashMidPeek, bashMidLedger = len(got), s.Ledger(r.SessionID)
 		if !strings.HasPrefix(stub, "[retained #toolu_seq] 23892 bytes, 5000 lines, sha256:"+e2etest.SHA(bytes.TrimSuffix(e2etest.SeqOutput(5000), []byte("\n")))+", complete\n") {
 			t.Errorf("seq 1 5000: the model did not receive the stub: %.300q", stub)
 		}
@@ -180,6 +187,7 @@ func scenarios(t *testing.T) {
 			t.Fatalf("the model never ran the read-more command %q", cmd)
 		}
 		e2etest.CheckPeek(t, got, lines, a, b)
+		mcpPeek, mcpLedger = len(got), s.Ledger(r.SessionID)
 	})
 
 	t.Run("mcp without the hook", func(t *testing.T) {
@@ -222,6 +230,18 @@ func scenarios(t *testing.T) {
 
 	t.Logf("bytes the model received: Bash seq 1 20000 (108894 bytes): %d with the hook, %d without; seq 1 5000 (23893 bytes): %d with, %d without; MCP read_text_file of %d bytes: %d with the hook, %d without",
 		bashWith, bashWithout, bashMidWith, bashMidWithout, len(text), mcpWith, mcpWithout)
+	for _, m := range []e2etest.Measure{
+		{Result: "Bash: seq 1 20000", Bytes: len(seq), Without: bashWithout, Stub: bashWith, Lookups: bashPeek, Ledger: bashLedger},
+		{Result: "Bash: seq 1 5000", Bytes: len(e2etest.SeqOutput(5000)) - 1, Without: bashMidWithout, Stub: bashMidWith, Lookups: bashMidPeek, Ledger: bashMidLedger},
+		{Result: "MCP read_text_file (filesystem server, through the hook)", Bytes: len(text), Without: mcpWithout, Stub: mcpWith, Lookups: mcpPeek, Ledger: mcpLedger},
+	} {
+		m.Client, m.Calls = "Claude Code "+claudePackage[strings.LastIndex(claudePackage, "@")+1:], 1
+		if m.Lookups == 0 {
+			m.Calls = 0
+		}
+		m.Value = map[bool]string{true: "toolu_mcp", false: "toolu_seq"}[strings.HasPrefix(m.Result, "MCP")]
+		e2etest.WriteMeasure(t, m)
+	}
 	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))
 }
 

@@ -112,12 +112,17 @@ func (s *session) writeFile(text string) string {
 func scenarios(t *testing.T) {
 	start := time.Now()
 	text := fileText()
-	var without int
+	var without, jsonWithout int
+	var jsonSize int
 
 	t.Run("without the proxy", func(t *testing.T) {
 		s := newSession(t)
 		file := s.writeFile(text)
-		m := startMock(t, readScript(file))
+		data, _ := s.writeJSONFile()
+		if fi, err := os.Stat(data); err == nil {
+			jsonSize = int(fi.Size())
+		}
+		m := startMock(t, readScript(file, data))
 		s.configure(m, os.Getenv(envFS), s.Proj)
 		s.run(m, "codex scenario")
 		got, ok := m.Result("call_read")
@@ -132,8 +137,11 @@ func scenarios(t *testing.T) {
 			t.Errorf("without the proxy the model should see Codex's own cut of about 12 KB, got %d bytes: %.300q", len(got), got)
 		}
 		t.Logf("the model received (%d bytes): %.300q ... %q", len(got), got, got[max(0, len(got)-200):])
+		js, _ := m.Result("call_json")
+		jsonWithout = len(js)
 	})
 	var with int
+	var measures []e2etest.Measure
 	t.Run("through the proxy", func(t *testing.T) {
 		s := newSession(t)
 		file := s.writeFile(text)
@@ -145,6 +153,15 @@ func scenarios(t *testing.T) {
 		s.configure(m, s.Retval, "mcp", "proxy", "--", os.Getenv(envFS), s.Proj)
 		s.run(m, "codex scenario")
 		with = checkProxied(t, s, m, text, name)
+		ledger := s.Ledger("")
+		result := func(id string) int { r, _ := m.Result(id); return len(r) }
+		client := "Codex " + codexPackage[strings.LastIndex(codexPackage, "@")+1:] + " (MCP proxy)"
+		measures = []e2etest.Measure{
+			{Client: client, Result: "MCP read_text_file, then retval_peek of the stub's range", Bytes: len(text),
+				Without: without, Stub: with, Lookups: result("call_peek"), Calls: 1, Ledger: ledger, Value: stubID(m, "call_read")},
+			{Client: client, Result: "MCP read_text_file of JSON, then retval_resolve of one member", Bytes: jsonSize,
+				Without: jsonWithout, Stub: result("call_json"), Lookups: result("call_resolve"), Calls: 1, Ledger: ledger, Value: stubID(m, "call_json")},
+		}
 	})
 
 	// The same, with the entry rewritten by retval mcp wrap --codex and
@@ -170,6 +187,9 @@ func scenarios(t *testing.T) {
 		checkProxied(t, s, m, text, name)
 	})
 	t.Logf("bytes the model received for read_text_file of %d bytes: %d without the proxy, %d through it", len(text), without, with)
+	for _, m := range measures {
+		e2etest.WriteMeasure(t, m)
+	}
 	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))
 }
 
@@ -305,15 +325,27 @@ func proxyScript(file, data string) func(conversation) reply {
 // codexCut is the mark Codex leaves where it cut a tool result.
 var codexCut = regexp.MustCompile(`…\d+ (tokens|chars) truncated…`)
 
-// readScript: call fs's read_text_file on file, then stop.
-func readScript(file string) func(conversation) reply {
+// readScript: call fs's read_text_file on file, then on data, then stop.
+func readScript(file, data string) func(conversation) reply {
 	return func(c conversation) reply {
 		if c.Prompt != "codex scenario" {
 			return reply{Text: "ok"}
 		}
-		if c.Last() == nil {
+		switch last := c.Last(); {
+		case last == nil:
 			return reply{CallID: "call_read", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": file}}
+		case last.ID == "call_read":
+			return reply{CallID: "call_json", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": data}}
 		}
 		return reply{Text: "done"}
 	}
+}
+
+// stubID is the value id of the stub the model received for call id.
+func stubID(m *mockAPI, id string) string {
+	r, _ := m.Result(id)
+	if h := stubHeader.FindStringSubmatch(r); h != nil {
+		return h[1]
+	}
+	return ""
 }

@@ -1,0 +1,356 @@
+package jsonscan
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/retval/retval/internal/xxh3"
+)
+
+// Child is one member of an object or element of an array, as an outline
+// lists it.
+type Child struct {
+	Pos int64 // position in the container, from 0 (an element's index)
+	// Name is a member's decoded name; NameCut says it was cut because
+	// its encoded form is longer than OutlineOptions.MaxName.
+	Name    string
+	NameCut bool
+	// KeyStart is the offset of a member name's opening quote; for an
+	// element, Start.
+	KeyStart int64
+	// Start and End delimit the child's value, from its first byte to its
+	// last.
+	Start, End int64
+	Kind       Kind
+	Count      int64 // members or elements of a container
+	// Preview is a scalar's lexeme, at most OutlineOptions.Preview bytes
+	// of it, cut at a UTF-8 boundary (PreviewCut says it was cut).
+	Preview    string
+	PreviewCut bool
+	// Dup: the member's name occurs more than once in its object, so a
+	// pointer to it is ambiguous.
+	Dup bool
+
+	hash uint64
+	name []byte // the ring's copy of the name
+}
+
+// Size is the length of the child's value in bytes.
+func (c *Child) Size() int64 { return c.End - c.Start }
+
+// OutlineOptions say which children an outline keeps.
+type OutlineOptions struct {
+	// After: keep only children at positions after it; -1 keeps from the
+	// first.
+	After int64
+	Head  int // children kept from the first one kept
+	Tail  int // last children kept, after the head ones
+	// Preview is how much of a scalar's lexeme is kept (0: 48 bytes).
+	Preview int
+	// MaxName is how much of a member name is decoded (0: 4096 bytes).
+	MaxName int64
+}
+
+// Outline is the shape of one value: its kind and span, and for a
+// container its number of children and the ones kept.
+type Outline struct {
+	Kind       Kind
+	Start, End int64
+	Count      int64
+	Head, Tail []Child
+	// DupsUnchecked: the object has more members than are checked for
+	// repeated names (MaxDupCheck); Dup marks only names among the first.
+	DupsUnchecked bool
+	// Preview, for a scalar, as in Child.
+	Preview    string
+	PreviewCut bool
+}
+
+// MaxDupCheck is how many member names of one object an outline compares
+// (8 bytes each).
+const MaxDupCheck = 1 << 22
+
+// Outline reads the value that starts at the next non-space byte, in one
+// pass, and returns its outline. Nested containers are skipped without
+// being decoded, counting their first level only.
+func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
+	if o.Preview <= 0 {
+		o.Preview = 48
+	}
+	if o.MaxName <= 0 {
+		o.MaxName = 4096
+	}
+	c, err := s.Peek()
+	if err != nil {
+		return nil, err
+	}
+	out := &Outline{Start: s.Off(), Kind: KindOf(c)}
+	switch out.Kind {
+	case KindObject, KindArray:
+	case KindNone:
+		return nil, s.Syntax("unexpected %q where a value belongs", c)
+	default:
+		if _, err := s.SkipValue(); err != nil {
+			return nil, err
+		}
+		out.End = s.Off()
+		out.Preview, out.PreviewCut, err = s.preview(out.Start, out.End, o.Preview)
+		return out, err
+	}
+	s.Next()
+	obj := out.Kind == KindObject
+	closer, after := byte(']'), ",]"
+	if obj {
+		closer, after = '}', ",}"
+	}
+	var hashes []uint64
+	ring := make([]Child, o.Tail)
+	rn := 0 // children in the ring (at most Tail), oldest at ring[rstart]
+	rstart := 0
+	if c, err := s.Peek(); err != nil {
+		return nil, err
+	} else if c == closer {
+		s.Next()
+		out.End = s.Off()
+		return out, nil
+	}
+	for i := int64(0); ; i++ {
+		var ch Child
+		ch.Pos = i
+		if obj {
+			if _, err := s.Expect(`"`); err != nil {
+				return nil, err
+			}
+			name, quote, cut, err := s.Name(o.MaxName)
+			if err != nil {
+				return nil, err
+			}
+			ch.KeyStart, ch.NameCut = quote, cut
+			ch.hash = xxh3.Hash(name)
+			if len(hashes) < MaxDupCheck {
+				hashes = append(hashes, ch.hash)
+			} else {
+				out.DupsUnchecked = true
+			}
+			if i > o.After {
+				if len(out.Head) < o.Head {
+					ch.Name = string(name)
+				} else if o.Tail > 0 {
+					slot := &ring[(rstart+rn)%o.Tail]
+					if rn == o.Tail {
+						slot = &ring[rstart]
+					}
+					ch.name = append(slot.name[:0], name...)
+				}
+			}
+			if _, err := s.Expect(":"); err != nil {
+				return nil, err
+			}
+			if _, err := s.Peek(); err != nil {
+				return nil, err
+			}
+		} else if _, err := s.Peek(); err != nil {
+			return nil, err
+		}
+		ch.Start = s.Off()
+		if !obj {
+			ch.KeyStart = ch.Start
+		}
+		k, n, err := s.skipValue(true)
+		if err != nil {
+			return nil, err
+		}
+		ch.End, ch.Kind, ch.Count = s.Off(), k, n
+		if i > o.After && (len(out.Head) < o.Head || o.Tail > 0) && k != KindObject && k != KindArray {
+			if ch.Preview, ch.PreviewCut, err = s.preview(ch.Start, ch.End, o.Preview); err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case i <= o.After:
+		case len(out.Head) < o.Head:
+			out.Head = append(out.Head, ch)
+		case o.Tail > 0:
+			if rn < o.Tail {
+				ring[(rstart+rn)%o.Tail] = ch
+				rn++
+			} else {
+				ring[rstart] = ch
+				rstart = (rstart + 1) % o.Tail
+			}
+		}
+		c, err := s.Expect(after)
+		if err != nil {
+			return nil, err
+		}
+		if c == closer {
+			out.Count = i + 1
+			break
+		}
+	}
+	out.End = s.Off()
+	for j := 0; j < rn; j++ {
+		ch := ring[(rstart+j)%o.Tail]
+		if obj {
+			ch.Name = string(ch.name)
+		}
+		ch.name = nil
+		out.Tail = append(out.Tail, ch)
+	}
+	if obj {
+		markDups(out, hashes)
+	}
+	return out, nil
+}
+
+// markDups marks the kept members whose name hash occurs more than once
+// among hashes. 64-bit hashes of different names collide with a
+// probability far below that of a disk error.
+func markDups(out *Outline, hashes []uint64) {
+	seen := make(map[uint64]int, len(out.Head)+len(out.Tail))
+	for _, l := range [][]Child{out.Head, out.Tail} {
+		for i := range l {
+			seen[l[i].hash] = 0
+		}
+	}
+	for _, h := range hashes {
+		if n, ok := seen[h]; ok {
+			seen[h] = n + 1
+		}
+	}
+	for _, l := range [][]Child{out.Head, out.Tail} {
+		for i := range l {
+			l[i].Dup = seen[l[i].hash] > 1
+		}
+	}
+}
+
+// preview returns at most max bytes of [start, end), cut at a UTF-8
+// boundary.
+func (s *Scanner) preview(start, end int64, max int) (string, bool, error) {
+	cut := end-start > int64(max)
+	if cut {
+		end = start + int64(max)
+	}
+	b, err := s.BytesAt(start, end)
+	if err != nil {
+		return "", false, err
+	}
+	if cut {
+		n := len(b)
+		for k := n - 1; k >= 0 && k >= n-utf8.UTFMax; k-- {
+			if b[k]&0xC0 != 0x80 {
+				if !utf8.FullRune(b[k:]) {
+					n = k
+				}
+				break
+			}
+		}
+		b = b[:n]
+	}
+	return string(b), cut, nil
+}
+
+// EscapeToken escapes a reference token for a pointer (RFC 6901: "~" is
+// "~0", "/" is "~1").
+func EscapeToken(t string) string {
+	if !strings.ContainsAny(t, "~/") {
+		return t
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
+}
+
+// ChildPointer is the pointer to c in the container at parent (an
+// escaped pointer).
+func ChildPointer(parent string, obj bool, c *Child) string {
+	if obj {
+		return parent + "/" + EscapeToken(c.Name)
+	}
+	return parent + "/" + strconv.FormatInt(c.Pos, 10)
+}
+
+// ShowPointer renders a pointer for an outline line: as it is when it is
+// plain printable text without spaces or quotes, else as a JSON string
+// (quoted and escaped), which is what a reference's "pointer" holds.
+func ShowPointer(p string) string {
+	plain := utf8.ValidString(p)
+	for _, r := range p {
+		if r <= ' ' || r == '"' || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0xfeff {
+			plain = false
+			break
+		}
+	}
+	if plain && p != "" {
+		return p
+	}
+	return quoteJSON(p)
+}
+
+func quoteJSON(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0xfeff:
+			b.WriteString(`\u`)
+			h := strconv.FormatInt(int64(r), 16)
+			b.WriteString(strings.Repeat("0", 4-len(h)) + h)
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// Line renders c, a child of the container at parent, as one outline
+// line: its pointer, kind, and for a container its count, then its size in
+// bytes and for a scalar its (possibly cut) lexeme:
+//
+//	/name  string  7 bytes  "bench"
+//	/packages  object  3 members  412 bytes
+//
+// A member whose name occurs more than once ends in "  duplicate name".
+func Line(parent string, obj bool, c *Child) string {
+	var b strings.Builder
+	b.WriteString(ShowPointer(ChildPointer(parent, obj, c)))
+	if c.NameCut {
+		b.WriteString("…")
+	}
+	b.WriteString("  ")
+	b.WriteString(c.Kind.String())
+	switch c.Kind {
+	case KindObject:
+		b.WriteString("  " + count(c.Count, "member"))
+	case KindArray:
+		b.WriteString("  " + count(c.Count, "element"))
+	}
+	b.WriteString("  " + count(c.Size(), "byte"))
+	if c.Kind != KindObject && c.Kind != KindArray {
+		b.WriteString("  ")
+		b.WriteString(c.Preview)
+		if c.PreviewCut {
+			b.WriteString("…")
+		}
+	}
+	if c.Dup {
+		b.WriteString("  duplicate name")
+	}
+	return b.String()
+}
+
+func count(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
+}
+
+// Count renders "1 member", "3 elements".
+func Count(n int64, unit string) string { return count(n, unit) }

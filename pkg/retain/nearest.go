@@ -1,0 +1,94 @@
+package retain
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/retval/retval/internal/textdist"
+)
+
+// UnknownValueError is the error of a value id a run does not hold, with
+// the run's ids nearest to it: what a typo most likely meant. It is the Err
+// of an *Error with CodeUnknownReference.
+type UnknownValueError struct {
+	Run ID
+	ID  string // as given
+	// Nearest are the run's value ids within a couple of edits of ID (or
+	// that it is a prefix of, or equal to but for case), nearest first, at
+	// most maxNearest.
+	Nearest []ID
+}
+
+func (e *UnknownValueError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "no value %q in run %q", e.ID, e.Run)
+	if len(e.Nearest) > 0 {
+		b.WriteString("; did you mean ")
+		for i, n := range e.Nearest {
+			if i > 0 {
+				b.WriteString(" or ")
+			}
+			fmt.Fprintf(&b, "%q", n)
+		}
+		b.WriteString("?")
+	}
+	fmt.Fprintf(&b, " (list them with: retval catalogue --run %s)", e.Run)
+	return b.String()
+}
+
+// maxNearest bounds the suggestions of an unknown value id.
+const maxNearest = 3
+
+// maxScanned bounds the directory entries looked at for suggestions: a
+// run holds at most a few thousand files, and a hostile one must not make
+// a typo slow.
+const maxScanned = 1 << 16
+
+// nearestIDs returns the value ids of the run directory dir nearest to id.
+func nearestIDs(dir, id string) []ID {
+	want := strings.TrimPrefix(id, "#")
+	if len(want) < 2 {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(maxScanned)
+	type cand struct {
+		id ID
+		d  int
+	}
+	var found []cand
+	limit := textdist.Limit(want)
+	for _, name := range names {
+		v, ok := strings.CutSuffix(name, metaExt)
+		if !ok || !IsClean(v) {
+			continue
+		}
+		d := textdist.Distance(want, v)
+		switch {
+		case strings.EqualFold(want, v):
+			d = 0
+		case d > limit && strings.HasPrefix(v, want):
+			d = limit
+		case d > limit:
+			continue
+		}
+		found = append(found, cand{ID(v), d})
+	}
+	slices.SortFunc(found, func(a, b cand) int {
+		if a.d != b.d {
+			return a.d - b.d
+		}
+		return strings.Compare(string(a.id), string(b.id))
+	})
+	var out []ID
+	for _, c := range found[:min(len(found), maxNearest)] {
+		out = append(out, c.id)
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+package retain
+
+import (
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// A mistyped value id is answered with the run's nearest ids.
+func TestUnknownValueNearest(t *testing.T) {
+	s := Open(t.TempDir())
+	for _, c := range []string{"toolu_01abc", "toolu_01abd", "toolu_99zzz", "c1", "build-log"} {
+		if _, err := s.Retain(strings.NewReader("x"), io.Discard, RetainOptions{Run: "r", Call: c, Limits: Limits{Threshold: Unlimited}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		typed string
+		want  []ID
+	}{
+		{"toolu_01abe", []ID{"toolu_01abc", "toolu_01abd"}},
+		{"toolu_01acb", []ID{"toolu_01abc", "toolu_01abd"}},
+		{"c2", []ID{"c1"}},
+		{"#c2", []ID{"c1"}},
+		{"build", []ID{"build-log"}},
+		{"BUILD-LOG", []ID{"build-log"}},
+		{"zzz", nil},
+		{"x", nil},
+	} {
+		_, err := s.OpenValue("r", tc.typed)
+		var uv *UnknownValueError
+		if !errors.As(err, &uv) || !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s: %v", tc.typed, err)
+		}
+		if !reflect.DeepEqual(uv.Nearest, tc.want) {
+			t.Errorf("%s: nearest %v, want %v", tc.typed, uv.Nearest, tc.want)
+		}
+		if len(tc.want) > 0 && !strings.Contains(err.Error(), `did you mean "`+string(tc.want[0])+`"`) {
+			t.Errorf("%s: %v", tc.typed, err)
+		}
+	}
+}
