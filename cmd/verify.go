@@ -24,6 +24,9 @@ digests against its bytes. Prints one line per problem as it is found:
    debris   a file that belongs to no value (gc removes it); files younger
             than --grace may be a write in progress and are not reported
 
+A run's read log (.reads, which retval stats sums) that is not a regular
+file or holds lines that are not records is reported as corrupt.
+
 then a summary line. --json prints {"runs", "values", "bytes", "corrupt",
 "missing", "debris", "problems": [{"run", "file", "kind", "message"}]};
 when something is corrupt or missing, an error object follows it.

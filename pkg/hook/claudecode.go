@@ -130,13 +130,13 @@ type handler struct {
 
 // retain keeps r as the value of call and returns its stub, or "" and a
 // reason when it was not retained.
-func (h *handler) retain(r io.Reader, call string, meta retain.Meta) (*retain.Result, string, error) {
+func (h *handler) retain(r io.Reader, call string, meta retain.Meta, note string) (*retain.Result, string, error) {
 	res, err := h.store.Retain(r, io.Discard, retain.RetainOptions{
 		Run: h.in.SessionID, Call: call, Meta: meta, Limits: h.opts.Limits,
 		// legacy: at capacity the hook passes (a preview without a
 		// reference is worse than Claude Code's own); bounded would fail.
 		Policy: retain.PolicyLegacy, Compress: h.opts.Compress,
-		ReadMore: retain.ReadMoreShell, Via: "hook",
+		ReadMore: retain.ReadMoreShell, Via: "hook", Note: note,
 	})
 	switch {
 	case err != nil:
@@ -181,7 +181,7 @@ func (h *handler) bash() (Answer, error) {
 		}
 		value = io.LimitReader(f, fi.Size())
 	}
-	res, reason, err := h.retain(value, h.in.ToolUseID, retain.Meta{Tool: h.in.ToolName, TimedOut: resp.Interrupted})
+	res, reason, err := h.retain(value, h.in.ToolUseID, retain.Meta{Tool: h.in.ToolName, TimedOut: resp.Interrupted}, "")
 	if res == nil {
 		return Answer{Reason: reason}, err
 	}
@@ -190,7 +190,7 @@ func (h *handler) bash() (Answer, error) {
 	// that fails it is kept whole: nothing Claude Code would show is lost.
 	stderr := resp.Stderr
 	if int64(len(stderr)) > h.opts.Limits.Effective().Threshold && h.opts.Limits.Effective().Threshold > 0 {
-		if r, _, err := h.retain(strings.NewReader(stderr), h.in.ToolUseID+"-stderr", retain.Meta{Tool: h.in.ToolName + " stderr", TimedOut: resp.Interrupted}); err == nil && r != nil {
+		if r, _, err := h.retain(strings.NewReader(stderr), h.in.ToolUseID+"-stderr", retain.Meta{Tool: h.in.ToolName + " stderr", TimedOut: resp.Interrupted}, ""); err == nil && r != nil {
 			stderr = r.Stub
 		}
 	}
@@ -206,14 +206,15 @@ func (h *handler) mcp() (Answer, error) {
 		text = string(h.in.ToolResponse)
 	}
 	value, from := Payload([]byte(text))
-	res, reason, err := h.retain(strings.NewReader(string(value)), h.in.ToolUseID, retain.Meta{Tool: h.in.ToolName})
+	note := ""
+	if from != "" {
+		note = "[the value is " + from + ", decoded from the result's JSON]\n"
+	}
+	res, reason, err := h.retain(strings.NewReader(string(value)), h.in.ToolUseID, retain.Meta{Tool: h.in.ToolName}, note)
 	if res == nil {
 		return Answer{Reason: reason}, err
 	}
-	stub := res.Stub
-	if from != "" {
-		stub += "[the value is " + from + ", decoded from the result's JSON]\n"
-	}
+	stub := res.Stub + note
 	return answer(hookOutput{HookEventName: "PostToolUse", UpdatedMCPToolOutput: &stub}, res.Descriptor)
 }
 

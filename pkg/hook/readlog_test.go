@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -32,5 +33,25 @@ func TestReadLog(t *testing.T) {
 	}
 	if g := got[1]; g.Op != retain.OpVerbatim || g.Via != "hook" || g.Value != "toolu_2" || g.Bytes != 6 {
 		t.Errorf("verbatim record %+v", g)
+	}
+}
+
+// TestReadLogMCPNote: the line the hook adds after an MCP result's stub is
+// counted with the stub: the record holds what the model is shown.
+func TestReadLogMCPNote(t *testing.T) {
+	dir := t.TempDir()
+	text := numbers(15000)
+	result, _ := json.Marshal(map[string]string{"content": text})
+	ans, err := ClaudeCode(strings.NewReader(mcpInput(t, "toolu_m", string(result))), Options{RunsDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := *decode(t, ans.Output).HookSpecificOutput.UpdatedMCPToolOutput
+	var got []retain.Read
+	if _, err := retain.Open(dir).ScanReads("sess", func(r *retain.Read) { got = append(got, *r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Op != retain.OpStub || got[0].Bytes != int64(len(shown)) || got[0].Size != int64(len(text)) {
+		t.Errorf("records %+v, want one stub of the %d bytes shown", got, len(shown))
 	}
 }

@@ -205,63 +205,61 @@ type finder interface {
 
 func (m fixed) scan(src source, r *scanResult) error {
 	ov := m.maxLen() - 1
-	cr := newChunkReader(src, max(queryChunk, m.maxLen()), ov)
+	cr, err := newChunkReader(src, max(queryChunk, m.maxLen()), ov)
+	if err != nil {
+		return err
+	}
 	defer cr.Close()
-	carry := make([]byte, 0, ov) // the end of the chunk before, kept
-	tuned := false
-	lineStart := int64(0) // start of the line holding the first byte of p
-	skipping := false     // in a matching line, looking for its end
-	for {
-		buf, base, n, err := cr.Next()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-		if !tuned {
-			m.tune(buf[ov : ov+min(n, 256<<10)])
-			tuned = true
-		}
-		kept := copy(buf[ov-len(carry):ov], carry)
-		p := buf[ov-kept : ov+n]
-		pbase := base - int64(kept)
-		m.reset()
-		i := 0
-		cur := lineStart // the start of the line holding pbase+i
+	return cr.Guard(func() error {
+		tuned := false
+		lineStart := int64(0) // start of the line holding the first byte of p
+		skipping := false     // in a matching line, looking for its end
+		kept := 0             // bytes of the chunk before kept in front
 		for {
-			if skipping {
-				j := bytes.IndexByte(p[i:], '\n')
-				if j < 0 {
-					i = len(p)
-					break
-				}
-				i += j + 1
-				cur = pbase + int64(i)
-				skipping = false
-			}
-			at, e := m.find(p, i)
-			if at < 0 {
-				break
-			}
-			if j := bytes.LastIndexByte(p[i:at], '\n'); j >= 0 {
-				cur = pbase + int64(i+j+1)
-			}
-			if err := r.add(cur); err != nil {
+			p, pbase, err := cr.Next(kept)
+			if err != nil || p == nil {
 				return err
 			}
-			i = e
-			skipping = true
+			if !tuned {
+				m.tune(p[:min(len(p), 256<<10)])
+				tuned = true
+			}
+			m.reset()
+			i := 0
+			cur := lineStart // the start of the line holding pbase+i
+			for {
+				if skipping {
+					j := bytes.IndexByte(p[i:], '\n')
+					if j < 0 {
+						i = len(p)
+						break
+					}
+					i += j + 1
+					cur = pbase + int64(i)
+					skipping = false
+				}
+				at, e := m.find(p, i)
+				if at < 0 {
+					break
+				}
+				if j := bytes.LastIndexByte(p[i:at], '\n'); j >= 0 {
+					cur = pbase + int64(i+j+1)
+				}
+				if err := r.add(cur); err != nil {
+					return err
+				}
+				i = e
+				skipping = true
+			}
+			kept = 0
+			if !skipping {
+				kept = min(ov, len(p)-i)
+			}
+			if j := bytes.LastIndexByte(p[:len(p)-kept], '\n'); j >= 0 {
+				lineStart = pbase + int64(j+1)
+			}
 		}
-		kept = 0
-		if !skipping {
-			kept = min(ov, len(p)-i)
-		}
-		if j := bytes.LastIndexByte(p[:len(p)-kept], '\n'); j >= 0 {
-			lineStart = pbase + int64(j+1)
-		}
-		carry = append(carry[:0], p[len(p)-kept:]...)
-	}
+	})
 }
 
 func (m fixed) locate(src source, ls, le int64) (int64, int64, error) {

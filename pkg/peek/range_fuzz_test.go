@@ -48,3 +48,32 @@ func FuzzParseRangeRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseRangeForms: the forms people type either fail as usage errors
+// or give a range whose own text reads back as the same range.
+func FuzzParseRangeForms(f *testing.F) {
+	for _, s := range []string{"1-40", "670", "670-", "-50", "-0", "-", "0", "07", "1-", "-1-2", "9223372036854775807-", "-9223372036854775807", "", " 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range []struct {
+			parse func(string) (RangeArg, error)
+			text  func(RangeArg) string
+		}{{ParseLines, RangeArg.LineString}, {ParseBytes, RangeArg.String}} {
+			r, err := p.parse(s)
+			if err != nil {
+				if retain.CodeOf(err) != retain.CodeUsage || r != (RangeArg{}) {
+					t.Fatalf("%q: %+v, %v", s, r, err)
+				}
+				continue
+			}
+			if r.Tail < 0 || r.First < 0 || r.Last < 0 || r.Tail > 0 && (r.First != 0 || r.Last != 0) {
+				t.Fatalf("%q read as %+v", s, r)
+			}
+			back, err := p.parse(p.text(r))
+			if err != nil || back != r {
+				t.Fatalf("%q = %+v, written %q, reads back as %+v, %v", s, r, p.text(r), back, err)
+			}
+		}
+	})
+}

@@ -3,6 +3,7 @@ package peek
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -178,13 +179,29 @@ func TestStoreCorrupt(t *testing.T) {
 }
 
 // TestStoreReadAhead searches a large plain value read ahead, block by
-// block, by several goroutines at once (retain.Value.ConcurrentBlocks):
-// the pages are the reference's, and a damaged block fails the search.
+// block, by several goroutines at once (retain.Value.ConcurrentBlocks),
+// mapped and read: the pages are the reference's, and a damaged block
+// fails the search.
 func TestStoreReadAhead(t *testing.T) {
+	for _, mapped := range []bool{true, false} {
+		t.Run(fmt.Sprintf("mapped=%v", mapped), func(t *testing.T) {
+			defer func(u bool) { useMapping = u }(useMapping)
+			useMapping = mapped
+			testStoreReadAhead(t)
+		})
+	}
+}
+
+func testStoreReadAhead(t *testing.T) {
 	b := bigLog(30_000) // ~1.4 MiB, indexed
 	s, v := retainValue(t, b)
 	if v.ConcurrentBlocks() != retain.BlockSize {
 		t.Fatalf("a plain indexed value: ConcurrentBlocks = %d", v.ConcurrentBlocks())
+	}
+	if m, err := v.Map(); m == nil || err != nil {
+		t.Fatalf("a plain indexed value is not mapped: %v", err)
+	} else {
+		m.Close()
 	}
 	caps := Caps{Lines: -1, Bytes: -1}
 	opts := []QueryOptions{{Query: "日本語 ok"}, {Query: "RÉSUMÉ", IgnoreCase: true}, {Query: "level=3 msg=ok", AfterLine: 1000}}

@@ -31,6 +31,10 @@ type RetainOptions struct {
 	// Via names who shows the model what retain returns, in the read log
 	// ("" is "retain"; the hook says "hook", the MCP proxy "proxy").
 	Via string
+	// Note is text the caller shows the model right after a stub (the
+	// hook says where an MCP result's text came from). It is not part of
+	// the stub; the read log counts it with the stub's bytes.
+	Note string
 	// Finish, when set, is called once the input has been read to its end,
 	// before the descriptor is made: the Meta it returns replaces Meta.
 	// It is how what is known only at the end (a command's exit status)
@@ -103,6 +107,7 @@ func (s *Store) logRetain(o RetainOptions, res *Result, verbatim int64) {
 		r.Op, r.Bytes, r.Size = OpVerbatim, verbatim, verbatim
 	case res.Retained:
 		r.Op, r.Size = OpStub, res.Descriptor.Size
+		r.Bytes += int64(len(o.Note))
 	case res.Descriptor != nil:
 		r.Op, r.Size = OpPreview, res.Descriptor.Size
 	default:
@@ -300,7 +305,7 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 	m := w.opts.Meta
 	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(m.Tool, MaxToolBytes),
 		Complete: !m.Partial && !m.Stopped, OmittedBytes: m.OmittedBytes,
-		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped,
+		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped, Stderr: m.Stderr,
 		Compression: w.comp}
 	d.setCallID(w.opts.Call)
 	w.st.descriptor(d)

@@ -18,6 +18,8 @@ type mockAPI struct {
 	t      testing.TB
 	decide func(c conversation) reply
 	url    string
+	// onBody, when set, sees every request body as sent.
+	onBody func([]byte)
 
 	e2etest.Log // every request, in order
 }
@@ -59,6 +61,9 @@ func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.t.Errorf("mock: unreadable request: %v", err)
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
+	}
+	if m.onBody != nil {
+		m.onBody(body)
 	}
 	n := m.Record(c)
 	rep := m.decide(c)
