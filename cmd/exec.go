@@ -30,7 +30,8 @@ exit with its own codes, and the message says the command did not run.
 
 stdout and stderr are retained together, interleaved as a terminal shows
 them; --stderr separate retains stderr as a value of its own, call id
-"<call>.stderr", printing its stub (or itself) on stderr. The output goes
+"<call>.stderr", printing its stub (or itself) on stderr; the stdout
+stub names it (", stderr #ID"). The output goes
 into the store as it comes, so memory stays bounded whatever the command
 prints. An output that passes --max-value-size stops the command there
 (its process group is killed) and the value is the first bytes, the stub

@@ -398,6 +398,25 @@ func TestFIFOsNeverHang(t *testing.T) {
 		fx.goodStillReads(t)
 		succeeds(t, fx.run(t, "peek", "--run", "r", "v", "--lines", "1-2"), []byte("a line of v"), false)
 	})
+	t.Run("read-log", func(t *testing.T) {
+		t.Parallel()
+		fx := newHostileFixture(t)
+		fifoIn(t, filepath.Join(fx.dir, ".reads"))
+		// Every command that appends to the log, and the two that read it:
+		// the reads answer, the log is refused.
+		fx.goodStillReads(t)
+		succeeds(t, fx.run(t, "peek", "--run", "r", "v", "--lines", "1-2"), []byte("a line of v"), false)
+		in := filepath.Join(t.TempDir(), "fresh")
+		fresh := bytes.Repeat([]byte("a fresh value\n"), 50)
+		os.WriteFile(in, fresh, 0o644)
+		succeeds(t, fx.run(t, "retain", "--run", "r", "--call", "fresh", "--threshold", "0", in), []byte("[retained #fresh]"), false)
+		finished(t, fx.run(t, "catalogue", "--run", "r"), true)
+		failsCorrupt(t, fx.run(t, "stats", "--run", "r"))
+		finished(t, fx.run(t, "stats", "--all"), false)
+		if b := fx.run(t, "verify"); finished(t, b, false) && b.code != 1 {
+			t.Errorf("verify of a run whose read log is a FIFO: exit %d, want 1\n%s%s", b.code, b.stdout, b.stderr)
+		}
+	})
 	t.Run("tombstone", func(t *testing.T) {
 		t.Parallel()
 		fx := newHostileFixture(t)
@@ -434,6 +453,18 @@ func TestNoUnboundedReads(t *testing.T) {
 		}
 		check(t, fx.measured(t, "peek", "--run", "gone", "x"))
 		check(t, fx.measured(t, "gc"))
+		fx.goodStillReads(t)
+	})
+	t.Run("read-log", func(t *testing.T) {
+		fx := newHostileFixture(t)
+		p := filepath.Join(fx.dir, ".reads")
+		os.Remove(p)
+		if err := os.Symlink("/dev/zero", p); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"stats", "--run", "r"}, {"stats", "--all"}, {"verify"}, {"peek", "--run", "r", "good"}} {
+			check(t, fx.measured(t, args...))
+		}
 		fx.goodStillReads(t)
 	})
 	t.Run("config", func(t *testing.T) {

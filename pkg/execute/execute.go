@@ -146,11 +146,26 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 		if errOut == nil {
 			errOut = io.Discard
 		}
-		streams = append(streams, &stream{r: p.stderr, out: errOut, call: call + StderrSuffix})
+		st := &stream{r: p.stderr, out: errOut, call: call + StderrSuffix, done: make(chan struct{})}
+		streams = append(streams, st)
+		// The stdout value names the stderr value, so it is committed
+		// once stderr's is decided.
+		streams[0].stderr = func() retain.ID {
+			<-st.done
+			if st.res != nil && st.res.Retained {
+				return st.res.Descriptor.ID
+			}
+			return ""
+		}
 	}
 	var wg sync.WaitGroup
 	for _, st := range streams {
-		wg.Go(func() { st.res, st.err = p.retain(s, o, L, st) })
+		wg.Go(func() {
+			st.res, st.err = p.retain(s, o, L, st)
+			if st.done != nil {
+				close(st.done)
+			}
+		})
 	}
 	wg.Wait()
 	p.wait()
@@ -210,6 +225,11 @@ type stream struct {
 	call string
 	res  *retain.Result
 	err  error
+	// done is closed once res and err are set (the stderr stream's).
+	done chan struct{}
+	// stderr, for stdout beside a separate stderr, waits for the stderr
+	// value and returns its id ("" when it was not retained).
+	stderr func() retain.ID
 }
 
 // proc is the running command.
@@ -355,13 +375,19 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, st *stream
 	ro := o.Retain
 	ro.Call = st.call
 	base := retain.Meta{Tool: ro.Meta.Tool}
+	withStderr := func(m retain.Meta) retain.Meta {
+		if st.stderr != nil {
+			m.Stderr = st.stderr()
+		}
+		return m
+	}
 	if o.Tail > 0 {
 		t := newTail(o.Tail)
 		n, err := io.Copy(t, st.r)
 		if err != nil {
 			return nil, fmt.Errorf("reading the command's output: %w", err)
 		}
-		m := p.meta(base, false)
+		m := withStderr(p.meta(base, false))
 		if omitted := n - t.Len(); omitted > 0 {
 			m.Partial, m.OmittedBytes = true, &omitted
 		}
@@ -374,7 +400,7 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, st *stream
 		c.left = L.MaxValueSize
 		in = c
 	}
-	ro.Finish = func() retain.Meta { return p.meta(base, c.stopped) }
+	ro.Finish = func() retain.Meta { return withStderr(p.meta(base, c.stopped)) }
 	res, err := s.Retain(in, st.out, ro)
 	if err != nil {
 		// The command may still be writing: unblock it, it is not read.

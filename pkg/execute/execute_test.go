@@ -244,6 +244,18 @@ func TestRunSeparateStderr(t *testing.T) {
 	if res.Stderr == nil || !res.Stderr.Retained || !strings.HasPrefix(res.Stderr.Stub, "[retained #c1_stderr-") {
 		t.Fatalf("%+v", res.Stderr)
 	}
+	// The stdout value names it, in its descriptor and its stub.
+	id := res.Stderr.Descriptor.ID
+	if _, d := read(t, s, "c1"); d.Stderr != id || !strings.Contains(res.Stdout.Stub, ", exit 0, stderr #"+string(id)+"\n") {
+		t.Errorf("stdout's descriptor %+v, stub:\n%s", d, res.Stdout.Stub)
+	}
+	// A small stderr is not retained, and not named.
+	s, o = opts(t, "sh", "-c", "seq 1 100; echo oops >&2")
+	errOut.Reset()
+	o.Stderr, o.Out, o.ErrOut = Separate, io.Discard, &errOut
+	if res, err = Run(s, o); err != nil || errOut.String() != "oops\n" || strings.Contains(res.Stdout.Stub, "stderr #") {
+		t.Fatalf("%+v, %v, stderr %q", res, err, errOut.String())
+	}
 }
 
 // Without --call, a short call id unused in the run is picked.

@@ -42,7 +42,10 @@ type Descriptor struct {
 	// Stopped: the producer was stopped once its output reached
 	// max-value-size, so the value is the first Size bytes of an output
 	// that went on (retval exec); Complete is then false.
-	Stopped     bool        `json:"stopped,omitempty"`
+	Stopped bool `json:"stopped,omitempty"`
+	// Stderr is the value holding the producer's stderr, kept apart
+	// (retval exec --stderr separate); the stub names it.
+	Stderr      ID          `json:"stderr,omitempty"`
 	Created     time.Time   `json:"created"`
 	Compression Compression `json:"compression"`
 	StoredBytes int64       `json:"stored_bytes"`
@@ -58,10 +61,13 @@ type Meta struct {
 	// Stopped: the producer was stopped at max-value-size; the value is
 	// the head of its output (see Descriptor.Stopped).
 	Stopped bool
+	// Stderr is the value holding the producer's stderr, when it was
+	// retained apart.
+	Stderr ID
 }
 
 func (d *Descriptor) meta() Meta {
-	return Meta{Tool: d.Tool, Partial: !d.Complete && !d.Stopped, OmittedBytes: d.OmittedBytes, ExitCode: d.ExitCode, TimedOut: d.TimedOut, Stopped: d.Stopped}
+	return Meta{Tool: d.Tool, Partial: !d.Complete && !d.Stopped, OmittedBytes: d.OmittedBytes, ExitCode: d.ExitCode, TimedOut: d.TimedOut, Stopped: d.Stopped, Stderr: d.Stderr}
 }
 
 func marshalDescriptor(d *Descriptor) ([]byte, error) {

@@ -80,6 +80,9 @@ func Completeness(size int64, m Meta) string {
 	if m.TimedOut {
 		b.WriteString(", timed out")
 	}
+	if m.Stderr != "" && IsClean(string(m.Stderr)) {
+		fmt.Fprintf(&b, ", stderr #%s", m.Stderr)
+	}
 	return b.String()
 }
 

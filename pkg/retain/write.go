@@ -305,7 +305,7 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 	m := w.opts.Meta
 	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(m.Tool, MaxToolBytes),
 		Complete: !m.Partial && !m.Stopped, OmittedBytes: m.OmittedBytes,
-		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped,
+		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped, Stderr: m.Stderr,
 		Compression: w.comp}
 	d.setCallID(w.opts.Call)
 	w.st.descriptor(d)
