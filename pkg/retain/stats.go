@@ -79,12 +79,12 @@ func (s *stats) addJSON(p []byte) {
 		case s.json.Failed():
 			s.nd.Fail()
 			s.ndStarted = true
-		case s.json.Valid():
+		case s.json.Valid() && s.json.Container():
 			s.nd.StartAfterLine()
 			s.ndStarted = true
 		case s.json.Started():
-			// A document that goes on past its first line: one JSON
-			// document at most, not NDJSON.
+			// A scalar line, or a document that goes on past its first
+			// line (one JSON document at most): not NDJSON.
 			s.nd.Fail()
 			s.ndStarted = true
 		}
