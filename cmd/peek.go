@@ -236,14 +236,7 @@ func writeOutline(w io.Writer, terminal bool, v *retain.Value, sel selector, cap
 	if err != nil {
 		return err
 	}
-	lines := sel.a
-	pg, err := expand.Outline(v, ref, expand.OutlineOptions{Lines: caps.Lines, Bytes: caps.Bytes, Continue: func(after int64) string {
-		s := "--outline " + retain.ShellQuote(ptr) + " --after " + strconv.FormatInt(after, 10)
-		if lines > 0 {
-			s = "--lines " + strconv.FormatInt(lines, 10) + " " + s
-		}
-		return s
-	}})
+	pg, err := expand.Outline(v, ref, expand.OutlineOptions{Lines: caps.Lines, Bytes: caps.Bytes})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ dir=${RETVAL_RUNS_DIR:-./runs}/$run.values
 retval catalogue --all               # every run: values, bytes, last activity
 retval catalogue --run "$run"        # one run's values, oldest first
 retval peek --run "$run" toolu_03 --query 'file-1500$' --regex --context 2
+retval stats --run "$run"            # what retention kept out of context, lookups counted
 
 # Content is the exact bytes (less, grep, diff work); the descriptor is JSON.
 grep -c . "$dir/toolu_02.txt"

@@ -43,6 +43,7 @@ type Validator struct {
 	hex     int    // remaining hex digits of a \u escape
 	lit     string // the rest of the literal being read
 	started bool
+	first   byte // the first byte of the document
 }
 
 // Failed reports whether the bytes so far already rule out a valid document,
@@ -152,7 +153,9 @@ func (v *Validator) Write(p []byte) (int, error) {
 				v.afterValue()
 				break
 			}
-			v.started = true
+			if !v.started {
+				v.started, v.first = true, c
+			}
 			switch {
 			case c == '{':
 				if !v.push(true) {
@@ -304,8 +307,13 @@ func Valid(b []byte) bool {
 // written).
 func (v *Validator) Started() bool { return v.started || v.st == sError }
 
+// Container reports whether the document begun is an object or an array.
+func (v *Validator) Container() bool { return v.first == '{' || v.first == '[' }
+
 // Lines checks, as bytes stream past, whether every non-empty line is one
-// JSON document (NDJSON, JSON Lines). The zero value is ready.
+// JSON object or array (NDJSON, JSON Lines as tools write them: a line of
+// "42" or "true" is a JSON document too, but a value that is all such lines,
+// `seq` output say, is not taken for NDJSON). The zero value is ready.
 type Lines struct {
 	v    Validator
 	docs int64
@@ -339,7 +347,7 @@ func (l *Lines) Write(p []byte) {
 
 func (l *Lines) endLine() {
 	if l.v.Started() {
-		if l.v.Valid() {
+		if l.v.Valid() && l.v.Container() {
 			l.docs++
 		} else {
 			l.bad = true
@@ -348,15 +356,15 @@ func (l *Lines) endLine() {
 	l.v = Validator{stack: l.v.stack[:0]}
 }
 
-// Valid reports whether the bytes written are at least two JSON documents,
-// one on each non-empty line.
+// Valid reports whether the bytes written are at least two JSON objects
+// or arrays, one on each non-empty line.
 func (l *Lines) Valid() bool {
 	if l.bad {
 		return false
 	}
 	docs := l.docs
 	if l.v.Started() {
-		if !l.v.Valid() {
+		if !l.v.Valid() || !l.v.Container() {
 			return false
 		}
 		docs++

@@ -85,7 +85,11 @@ func Outline(v *retain.Value, r Ref, o OutlineOptions) (*OutlinePage, error) {
 	cont := o.Continue
 	if cont == nil {
 		cont = func(after int64) string {
-			return "--outline " + retain.ShellQuote(r.Pointer.String()) + " --after " + strconv.FormatInt(after, 10)
+			c := "--outline " + retain.ShellQuote(r.Pointer.String()) + " --after " + strconv.FormatInt(after, 10)
+			if r.Line > 0 {
+				c = "--lines " + strconv.FormatInt(r.Line, 10) + " " + c
+			}
+			return c
 		}
 	}
 	return renderOutline(r, ol, lines, bytesCap, cont), nil

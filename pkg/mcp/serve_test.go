@@ -225,3 +225,39 @@ func BenchmarkServePeek(b *testing.B) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "median-µs/call")
 }
+
+// TestServePeekOutline: retval_peek lists a JSON value's members as the
+// JSON-aware stub says to, pages with after, and outlines one line's
+// document of an NDJSON value.
+func TestServePeekOutline(t *testing.T) {
+	st := retain.Open(t.TempDir())
+	var b strings.Builder
+	b.WriteString(`{"name":"x","items":[`)
+	for i := range 2000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d}`, i)
+	}
+	b.WriteString(`]}`)
+	res, err := st.Retain(strings.NewReader(b.String()), nil, retain.RetainOptions{Run: "r1", Call: "j"})
+	if err != nil || !strings.Contains(res.Stub, "[read more: peek j --outline /items | --lines 1-1 | --query TEXT]") {
+		t.Fatalf("retain: %v\n%s", err, res.Stub)
+	}
+	nd := strings.Repeat(`{"Action":"pass","Test":"TestA"}`+"\n", 30)
+	if _, err := st.Retain(strings.NewReader(nd), nil, retain.RetainOptions{Run: "r1", Call: "nd", Limits: retain.Limits{Threshold: 100}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, &Tools{Store: st, Run: "r1"})
+	text, isErr := call(t, cs, ToolPeek, `{"id":"j","outline":"/items","after":1996}`)
+	if isErr || text != "[outline of \"/items\": array, 2000 elements, 22891 bytes]\n/items/1997  object  1 member  11 bytes\n/items/1998  object  1 member  11 bytes\n/items/1999  object  1 member  11 bytes\n[elements 1997-1999 of 2000]\n" {
+		t.Fatalf("outline after 1996: %v\n%s", isErr, text)
+	}
+	text, isErr = call(t, cs, ToolPeek, `{"id":"nd","outline":"","lines":"2"}`)
+	if isErr || text != "[outline of line 2, the whole document: object, 2 members, 32 bytes]\n/Action  string  6 bytes  \"pass\"\n/Test  string  7 bytes  \"TestA\"\n" {
+		t.Fatalf("outline of line 2: %v\n%s", isErr, text)
+	}
+	if text, isErr = call(t, cs, ToolPeek, `{"id":"j","outline":"","query":"x"}`); !isErr || !strings.Contains(text, "outline cannot be combined") {
+		t.Fatalf("outline with query: %v %s", isErr, text)
+	}
+}

@@ -54,8 +54,9 @@ const peekDescription = stubHelp + `
 retval_peek reads part of a retained value the way you read a file. Each line comes with the gutter "N: " (its number, a colon, a space); drop it when you quote the line in an edit. Give id (the ID after "#" in the stub) and at most one of:
 - lines: "A-B", inclusive 1-based (from "peek ID --lines A-B");
 - query: text to search for, each matching line shown (with regex: an RE2 expression matched within a line; ignore_case; context: lines around each match; after_line: only matches after that line);
-- bytes: "A-B", a half-open byte range.
-Without any, it shows the value from line 1. A page that stops early ends with a line naming how to go on: "next: --lines 401-800" means lines "401-800", "next: --after-line 913" means after_line 913, "--bytes A-B" means bytes "A-B". Errors come back as a result marked isError with the error code in parentheses, e.g. (invalid_range); the message says what to do.`
+- bytes: "A-B", a half-open byte range;
+- outline: an RFC 6901 pointer into a JSON value ("" the whole document, as in "peek ID --outline /a"): its members, one per line with the pointer that selects each, its type, size and count; after: list from the position after this one (the paging of an outline); with lines "N", the document on line N of an NDJSON value.
+Without any, it shows the value from line 1. A page that stops early ends with a line naming how to go on: "next: --lines 401-800" means lines "401-800", "next: --after-line 913" means after_line 913, "--bytes A-B" means bytes "A-B", "next: --outline /a --after 19" means outline "/a" and after 19. Errors come back as a result marked isError with the error code in parentheses, e.g. (invalid_range); the message says what to do.`
 
 const resolveDescription = stubHelp + `
 
@@ -92,7 +93,9 @@ func (t *Tools) Defs() []*mcp.Tool {
 				`"ignore_case":{"type":"boolean","description":"match the query regardless of case"},`+
 				`"context":{"type":"integer","minimum":0,"description":"lines shown before and after each match"},`+
 				`"after_line":{"type":"integer","minimum":0,"description":"show only matches after this line (the paging of a query)"},`+
-				`"bytes":{"type":"string","description":"half-open byte range A-B; also N- (to the end), -N (the last N)"}`, required("id")),
+				`"bytes":{"type":"string","description":"half-open byte range A-B; also N- (to the end), -N (the last N)"},`+
+				`"outline":{"type":"string","description":"list the members of the JSON value at this RFC 6901 pointer (\"\" for the whole document)"},`+
+				`"after":{"type":"integer","minimum":0,"description":"with outline: list from the position after this one (the paging of an outline)"}`, required("id")),
 		},
 		{
 			Name: ToolResolve, Title: "Resolve references to retained values", Description: resolveDescription, Annotations: ro,
@@ -170,6 +173,8 @@ type peekArgs struct {
 	Context    *int64  `json:"context"`
 	AfterLine  *int64  `json:"after_line"`
 	Bytes      *string `json:"bytes"`
+	Outline    *string `json:"outline"`
+	After      *int64  `json:"after"`
 }
 
 func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
@@ -180,8 +185,14 @@ func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 	if a.ID == "" {
 		return nil, retain.Errorf(retain.CodeUsage, "no id given: pass id, the ID after \"#\" in the stub")
 	}
+	if a.Outline != nil && (a.Query != nil || a.Bytes != nil) {
+		return nil, retain.Errorf(retain.CodeUsage, "outline cannot be combined with query or bytes (lines \"N\" names the NDJSON line to outline)")
+	}
+	if a.After != nil && a.Outline == nil {
+		return nil, retain.Errorf(retain.CodeUsage, "after pages through an outline: add outline")
+	}
 	n := 0
-	for _, set := range []bool{a.Lines != nil, a.Query != nil, a.Bytes != nil} {
+	for _, set := range []bool{a.Lines != nil && a.Outline == nil, a.Query != nil, a.Bytes != nil} {
 		if set {
 			n++
 		}
@@ -211,6 +222,24 @@ func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 	}
 	defer v.Close()
 	switch {
+	case a.Outline != nil:
+		f := expand.RefFields{ID: &a.ID, Outline: a.Outline, After: a.After}
+		if a.Lines != nil {
+			rg, err := peek.ParseLines(*a.Lines)
+			if err != nil {
+				return nil, err
+			}
+			f.Lines = &rg
+		}
+		r, err := f.Ref()
+		if err != nil {
+			return nil, err
+		}
+		pg, err := expand.Outline(v, r, expand.OutlineOptions{Lines: caps.Lines, Bytes: caps.Bytes})
+		if err != nil {
+			return nil, err
+		}
+		return pg.Render(), nil
 	case a.Bytes != nil:
 		rg, err := peek.ParseBytes(*a.Bytes)
 		if err != nil {

@@ -16,7 +16,10 @@ func TestNDJSONDescriptor(t *testing.T) {
 	}{
 		{"{\"a\":1}\n{\"b\":2}\n", false, true},
 		{"{\"a\":1}\n{\"b\":2}", false, true},
-		{"\n\n{\"a\":1}\r\n\n  [1, 2]  \n3\n\"s\"\ntrue\n", false, true},
+		{"\n\n{\"a\":1}\r\n\n  [1, 2]  \n[]\n", false, true},
+		{"{\"a\":1}\n3\n", false, false},
+		{"1\n2\n3\n", false, false},
+		{"\"s\"\n{}\n", false, false},
 		{"{\"a\":1}\n", true, false},
 		{"{\"a\":1}", true, false},
 		{"{\n  \"a\": 1\n}\n", true, false},

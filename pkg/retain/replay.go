@@ -37,9 +37,16 @@ func (v *Value) Stub(st StubSettings) (string, error) {
 		return "", err
 	}
 	d := &v.Desc
-	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
+	in := StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
 		Head: head, Tail: tail, PreviewBytes: st.PreviewBytes, PeekLines: st.PeekLines,
-		HeaderOnly: st.Policy == PolicyBounded, ReadMore: st.ReadMore, Run: v.Run, RunsDir: st.RunsDir}), nil
+		HeaderOnly: st.Policy == PolicyBounded, ReadMore: st.ReadMore, Run: v.Run, RunsDir: st.RunsDir,
+		NDJSON: d.NDJSON}
+	if d.JSON && !in.HeaderOnly {
+		if in.outline, err = jsonStubOutline(v, d.Size, head, st.PreviewBytes); err != nil {
+			return "", err
+		}
+	}
+	return RenderStub(in), nil
 }
 
 // Replay rebuilds what the model saw for a call: when the value of call

@@ -7,6 +7,8 @@ import (
 	"hash"
 	"unicode/utf8"
 
+	simdutf8 "github.com/segmentio/asm/utf8"
+
 	"github.com/retval/retval/internal/jsonvalid"
 )
 
@@ -77,12 +79,12 @@ func (s *stats) addJSON(p []byte) {
 		case s.json.Failed():
 			s.nd.Fail()
 			s.ndStarted = true
-		case s.json.Valid():
+		case s.json.Valid() && s.json.Container():
 			s.nd.StartAfterLine()
 			s.ndStarted = true
 		case s.json.Started():
-			// A document that goes on past its first line: one JSON
-			// document at most, not NDJSON.
+			// A scalar line, or a document that goes on past its first
+			// line (one JSON document at most): not NDJSON.
 			s.nd.Fail()
 			s.ndStarted = true
 		}
@@ -121,7 +123,10 @@ func (s *stats) checkUTF8(p []byte) {
 			break
 		}
 	}
-	if !utf8.Valid(p[:cut]) {
+	// The vectorised validator (AVX2 where the CPU has it) checks ≈4× as
+	// fast as unicode/utf8 on mixed text; FuzzValidUTF8 holds it to
+	// unicode/utf8's answer.
+	if !simdutf8.Valid(p[:cut]) {
 		s.utf8 = false
 		return
 	}

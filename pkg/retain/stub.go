@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -34,6 +35,12 @@ type StubInput struct {
 	ReadMore ReadMore
 	Run      ID
 	RunsDir  string
+	// NDJSON: the value is one JSON document per line; the read-more line
+	// says how to read in one line's document.
+	NDJSON bool
+	// outline, when set, is the preview instead of head and tail: the
+	// JSON-aware stub (see jsonStubOutline).
+	outline *stubOutline
 }
 
 // ReadMore is the form of a stub's read-more line (SPEC §3).
@@ -99,6 +106,25 @@ func RenderStub(in StubInput) string {
 		return b.String()
 	}
 
+	if in.outline != nil && in.NotRetained == "" {
+		writeExcerpt(&b, []byte(strings.Join(in.outline.lines, "\n")+"\n"))
+		last := in.Lines
+		if in.PeekLines > 0 {
+			last = min(in.Lines, in.PeekLines)
+		}
+		lines := "--lines 1-" + strconv.FormatInt(last, 10)
+		outline := "--outline " + ShellQuote(in.outline.next)
+		if in.ReadMore == ReadMoreShell {
+			b.WriteString(ShellPeekCommand(in.RunsDir, in.Run, in.ID, outline))
+			b.WriteString("  # read more: any pointer shown after --outline lists its members; or: " + lines + " or --query TEXT instead of --outline\n")
+		} else {
+			b.WriteString("[read more: ")
+			b.WriteString(PeekCommand(in.ID, outline))
+			b.WriteString(" | --lines 1-" + strconv.FormatInt(last, 10) + " | --query TEXT]\n")
+		}
+		return b.String()
+	}
+
 	head, tail, hidden := excerpts(in)
 	firstUnshown := int64(1)
 	if len(head) > 0 {
@@ -134,11 +160,19 @@ func RenderStub(in StubInput) string {
 		sel := fmt.Sprintf("--lines %d-%d", firstUnshown, last)
 		if in.ReadMore == ReadMoreShell {
 			b.WriteString(ShellPeekCommand(in.RunsDir, in.Run, in.ID, sel))
-			b.WriteString("  # read more, or: --query TEXT instead of --lines\n")
+			b.WriteString("  # read more, or: --query TEXT instead of --lines")
+			if in.NDJSON {
+				b.WriteString("; NDJSON (a JSON document a line): --lines N --outline '' lists line N's members")
+			}
+			b.WriteString("\n")
 		} else {
 			b.WriteString("[read more: ")
 			b.WriteString(PeekCommand(in.ID, sel))
-			b.WriteString(" | --query TEXT]\n")
+			b.WriteString(" | --query TEXT")
+			if in.NDJSON {
+				b.WriteString(" | NDJSON, a JSON document a line: --lines N --outline")
+			}
+			b.WriteString("]\n")
 		}
 	}
 	return b.String()

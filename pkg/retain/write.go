@@ -400,7 +400,25 @@ func (w *writer) stub(d *Descriptor, notRetained string) string {
 	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
 		Head: w.st.head, Tail: w.st.tailBytes(), PreviewBytes: L.PreviewBytes, PeekLines: L.PeekLines,
 		NotRetained: notRetained, HeaderOnly: w.opts.Policy == PolicyBounded,
-		ReadMore: w.opts.ReadMore, Run: w.runID, RunsDir: w.store.Dir})
+		ReadMore: w.opts.ReadMore, Run: w.runID, RunsDir: w.store.Dir, NDJSON: d.NDJSON})
+}
+
+// retainedStub is the stub of the committed value d: for a JSON value,
+// the stub replay rebuilds from the stored value (it may outline the
+// document, which takes reading it again).
+func (w *writer) retainedStub(d *Descriptor) string {
+	if !d.JSON || w.opts.Policy == PolicyBounded {
+		return w.stub(d, "")
+	}
+	if v, err := w.store.openValue(string(w.runID), string(w.id), false); err == nil {
+		defer v.Close()
+		st := w.opts.Limits.StubSettings(w.opts.Policy)
+		st.ReadMore, st.RunsDir = w.opts.ReadMore, w.store.Dir
+		if stub, err := v.Stub(st); err == nil {
+			return stub
+		}
+	}
+	return w.stub(d, "")
 }
 
 // commit makes the value exist: content, index, descriptor, each synced and
@@ -483,7 +501,7 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	// treating it as ours to remove.
 	w.sink.File().Close()
 	w.sink = nil
-	return &Result{Retained: true, Descriptor: d, Stub: w.stub(d, "")}, nil
+	return &Result{Retained: true, Descriptor: d, Stub: w.retainedStub(d)}, nil
 }
 
 // conflict is the error for other bytes under a call that holds old.
@@ -514,7 +532,7 @@ func (w *writer) again(old *Descriptor, stored int64, index *os.File, in io.Read
 	}
 	w.store.touchNow(filepath.Join(w.dir, activityName), w.store.now())
 	// This retain's bytes are the value's, so its head and tail serve.
-	return &Result{Retained: true, Descriptor: old, Stub: w.stub(old, "")}, nil
+	return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
 }
 
 // restore puts this retain's content and index in place of the damaged
