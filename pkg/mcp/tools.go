@@ -124,13 +124,13 @@ func (t *Tools) Defs() []*Tool {
 		{
 			Name: ToolPeek, Title: "Read a retained value", Description: peekDescription, Annotations: ro,
 			InputSchema: schema(`"id":{"type":"string","description":"the value id, the ID of #ID in the stub"},`+
-				`"lines":{"type":"string","description":"inclusive 1-based line range A-B"},`+
+				`"lines":{"type":"string","description":"inclusive 1-based line range A-B; also N (one line), N- (to the end), -N (the last N); with query, the lines searched"},`+
 				`"query":{"type":"string","description":"show the lines holding this text"},`+
 				`"regex":{"type":"boolean","description":"query is an RE2 expression, matched within each line"},`+
 				`"ignore_case":{"type":"boolean","description":"match the query regardless of case"},`+
 				`"context":{"type":"integer","minimum":0,"description":"lines shown before and after each match"},`+
 				`"after_line":{"type":"integer","minimum":0,"description":"show only matches after this line (the paging of a query)"},`+
-				`"bytes":{"type":"string","description":"half-open byte range A-B"},`+
+				`"bytes":{"type":"string","description":"half-open byte range A-B; also N- (to the end), -N (the last N)"},`+
 				`"outline":{"type":"string","description":"list the members of the JSON value at this RFC 6901 pointer (\"\" for the whole document)"},`+
 				`"after":{"type":"integer","minimum":0,"description":"with outline: list from the position after this one (the paging of an outline)"}`, required("id")),
 		},
@@ -234,8 +234,8 @@ func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 			n++
 		}
 	}
-	if n > 1 {
-		return nil, retain.Errorf(retain.CodeUsage, "lines, query and bytes cannot be combined: give one of them")
+	if n > 1 && !(n == 2 && a.Lines != nil && a.Query != nil) {
+		return nil, retain.Errorf(retain.CodeUsage, "lines, query and bytes cannot be combined: give one of them (lines with query searches within those lines)")
 	}
 	if a.Query == nil && (a.Regex || a.IgnoreCase || a.Context != nil || a.AfterLine != nil) {
 		return nil, retain.Errorf(retain.CodeUsage, "regex, ignore_case, context and after_line only apply to a search: add query")
@@ -293,6 +293,13 @@ func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 		return p.Render(), nil
 	case a.Query != nil:
 		o := peek.QueryOptions{Query: *a.Query, Regex: a.Regex, IgnoreCase: a.IgnoreCase}
+		if a.Lines != nil {
+			rg, err := peek.ParseLines(*a.Lines)
+			if err != nil {
+				return nil, err
+			}
+			o.FirstLine, o.LastLine = rg.LinesOf(v.Desc.Lines)
+		}
 		if a.Context != nil {
 			o.Context = *a.Context
 		}
