@@ -18,8 +18,8 @@ func TestPeekToolRangeForms(t *testing.T) {
 		{`{"id":"c1","lines":"10-20","query":"line 1"}`, "10: line 10 xxxxxxxxxxxxxxxxxxxx\n11: line 11 xxxxxxxxxxxxxxxxxxxx\n12: line 12 xxxxxxxxxxxxxxxxxxxx\n13: line 13 xxxxxxxxxxxxxxxxxxxx\n14: line 14 xxxxxxxxxxxxxxxxxxxx\n15: line 15 xxxxxxxxxxxxxxxxxxxx\n16: line 16 xxxxxxxxxxxxxxxxxxxx\n17: line 17 xxxxxxxxxxxxxxxxxxxx\n18: line 18 xxxxxxxxxxxxxxxxxxxx\n19: line 19 xxxxxxxxxxxxxxxxxxxx\n[10 matches in lines 10-20; shown 1-10]\n"},
 	} {
 		r := tools.Call(ToolPeek, json.RawMessage(tc.args))
-		if r.IsError || text(r) != tc.want {
-			t.Errorf("%s: error %v\n%s\nwant\n%s", tc.args, r.IsError, text(r), tc.want)
+		if r.IsError || ownText(r) != tc.want {
+			t.Errorf("%s: error %v\n%s\nwant\n%s", tc.args, r.IsError, ownText(r), tc.want)
 		}
 	}
 }
