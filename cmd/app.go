@@ -304,8 +304,9 @@ func configPath(given string) string {
 
 // settings resolves every setting for this invocation.
 func settings(c *cli.Context) (*config.Resolved, error) {
+	g := givenFlags(c)
 	file := config.File{}
-	cfgText, cfgSet := flagValue(c, mustSetting("config"))
+	cfgText, cfgSet := g.value(mustSetting("config"))
 	cfg := config.Resolve(mustSetting("config"), cfgText, cfgSet, config.File{})
 	if path := configPath(cfg.Text); path != "" {
 		f, err := config.LoadFile(path)
@@ -316,7 +317,7 @@ func settings(c *cli.Context) (*config.Resolved, error) {
 	}
 	values := map[string]config.Value{}
 	for _, s := range config.Settings {
-		text, set := flagValue(c, s)
+		text, set := g.value(s)
 		values[s.Flag] = config.Resolve(s, text, set, file)
 	}
 	r, err := config.Build(values)
@@ -331,40 +332,57 @@ func mustSetting(name string) config.Setting {
 	return s
 }
 
-// flagValue is the value of setting s given as a flag: the command's own,
-// else one given before the command's name ("retval --run R peek ID"),
-// to its parent command or to retval itself, the nearest first.
-func flagValue(c *cli.Context, s config.Setting) (string, bool) {
+// given is what the command line gave, context by context from the
+// command up to retval itself: the flags each context's own command (or
+// the app, at the root) defines, and which of them were set. It asks each
+// flag its names once: urfave/cli's Names runs a regexp on every call,
+// and asking for every setting cost a small peek ≈1 ms and 3,000
+// allocations.
+type given []givenContext
+
+type givenContext struct {
+	ctx        *cli.Context
+	owned, set map[string]bool
+}
+
+func givenFlags(c *cli.Context) given {
+	var g given
 	for _, ctx := range c.Lineage() {
 		if ctx.App == nil {
 			continue
 		}
-		if !ownsFlag(ctx, s.Flag) || !ctx.IsSet(s.Flag) {
+		flags := ctx.App.Flags
+		if ctx.Command != nil {
+			flags = ctx.Command.Flags
+		}
+		e := givenContext{ctx: ctx, owned: map[string]bool{}, set: map[string]bool{}}
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				e.owned[n] = true
+			}
+		}
+		for _, n := range ctx.LocalFlagNames() {
+			e.set[n] = true
+		}
+		g = append(g, e)
+	}
+	return g
+}
+
+// value is the value of setting s given as a flag: the command's own,
+// else one given before the command's name ("retval --run R peek ID"),
+// to its parent command or to retval itself, the nearest first.
+func (g given) value(s config.Setting) (string, bool) {
+	for _, e := range g {
+		if !e.owned[s.Flag] || !e.set[s.Flag] {
 			continue
 		}
 		if s.Kind == config.Bool {
-			return fmt.Sprint(ctx.Bool(s.Flag)), true
+			return fmt.Sprint(e.ctx.Bool(s.Flag)), true
 		}
-		return ctx.String(s.Flag), true
+		return e.ctx.String(s.Flag), true
 	}
 	return "", false
-}
-
-// ownsFlag reports whether the context's own command (or the app, at the
-// root) defines the flag.
-func ownsFlag(ctx *cli.Context, name string) bool {
-	flags := ctx.App.Flags
-	if ctx.Command != nil {
-		flags = ctx.Command.Flags
-	}
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			if n == name {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // needRun returns the run id or a usage error.

@@ -11,6 +11,11 @@ import (
 // and that the shipped binary does without.
 var startupHeavy = map[string]string{
 	"github.com/klauspost/cpuid/v2": "≈0.7 ms: its init queries every CPUID leaf (internal/xxh3 uses golang.org/x/sys/cpu instead)",
+	// The MCP SDK, with its JSON-schema validator and encoding/gob (≈0.4 ms
+	// of init together): pkg/mcp speaks the protocol itself.
+	"github.com/modelcontextprotocol/go-sdk/mcp": "the MCP SDK (pkg/mcp has its own wire types and Streamable HTTP client)",
+	"github.com/google/jsonschema-go/jsonschema": "≈0.18 ms: regexps and schema tables at init",
+	"encoding/gob": "≈0.19 ms: type registrations at init",
 }
 
 // TestShippedBinaryDeps guards start-up: the default build (no tags) of

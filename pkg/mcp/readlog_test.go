@@ -19,6 +19,9 @@ func logOf(t *testing.T, st *retain.Store, run retain.ID) []retain.Read {
 
 func text(r *mcp.CallToolResult) string { return r.Content[0].(*mcp.TextContent).Text }
 
+// ownText is the text of a result of retval's own tools.
+func ownText(r *CallToolResult) string { return r.Content[0].Text }
+
 // TestToolsReadLog: every call of retval's tools is recorded in the run's
 // read log with what it returned, failed ones with their code; a resolve
 // of several references is one call of several lookups.
@@ -43,12 +46,12 @@ func TestToolsReadLog(t *testing.T) {
 	}
 	want := []rec{
 		{retain.OpStub, "retain", "c1", false, "", -1},
-		{retain.OpRead, ToolPeek, "c1", true, "", int64(len(text(peek)))},
+		{retain.OpRead, ToolPeek, "c1", true, "", int64(len(ownText(peek)))},
 		{retain.OpRead, ToolPeek, "nope", true, retain.CodeUnknownReference, -1},
-		{retain.OpRead, ToolResolve, "c1", true, "", int64(len(text(one)))},
+		{retain.OpRead, ToolResolve, "c1", true, "", int64(len(ownText(one)))},
 		{retain.OpRead, ToolResolve, "c1", true, "", 4},
 		{retain.OpRead, ToolResolve, "c1", false, retain.CodeInvalidRange, -1},
-		{retain.OpRead, ToolList, "", true, "", int64(len(text(list)))},
+		{retain.OpRead, ToolList, "", true, "", int64(len(ownText(list)))},
 	}
 	got := logOf(t, st, "r1")
 	if len(got) != len(want) {

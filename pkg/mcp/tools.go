@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
@@ -67,8 +66,46 @@ const listDescription = `retval_list shows the values retained in the run, a pag
 // runProperty is the optional run argument of every tool.
 const runProperty = `"run":{"type":"string","description":"the run the value is in; by default the server's own run"}`
 
+// Tool is a tool's definition as tools/list shows it. Its JSON is the MCP
+// wire form, field for field in the order the reference SDK writes it:
+// retval speaks the protocol itself rather than link the SDK (and its
+// JSON-schema and HTTP machinery) into every process.
+type Tool struct {
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	Description string           `json:"description,omitempty"`
+	InputSchema json.RawMessage  `json:"inputSchema"`
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+}
+
+// ToolAnnotations are a tool's hints to the client.
+type ToolAnnotations struct {
+	IdempotentHint bool  `json:"idempotentHint"`
+	OpenWorldHint  *bool `json:"openWorldHint,omitempty"`
+	ReadOnlyHint   bool  `json:"readOnlyHint"`
+}
+
+// CallToolResult is the result of a tools/call.
+type CallToolResult struct {
+	Content []TextContent `json:"content"`
+	IsError bool          `json:"isError,omitempty"`
+}
+
+// TextContent is a text block of a tool result.
+type TextContent struct {
+	Text string
+}
+
+// MarshalJSON writes the block as the wire has it, {"type":"text","text":...}.
+func (c TextContent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{"text", c.Text})
+}
+
 // Defs returns retval's tool definitions, as tools/list shows them.
-func (t *Tools) Defs() []*mcp.Tool {
+func (t *Tools) Defs() []*Tool {
 	required := func(names ...string) string {
 		if t.Run == "" {
 			names = append(names, "run")
@@ -82,18 +119,18 @@ func (t *Tools) Defs() []*mcp.Tool {
 	schema := func(props, req string) json.RawMessage {
 		return json.RawMessage(`{"type":"object","properties":{` + props + `,` + runProperty + `}` + req + `,"additionalProperties":false}`)
 	}
-	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}
-	return []*mcp.Tool{
+	ro := &ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}
+	return []*Tool{
 		{
 			Name: ToolPeek, Title: "Read a retained value", Description: peekDescription, Annotations: ro,
 			InputSchema: schema(`"id":{"type":"string","description":"the value id, the ID of #ID in the stub"},`+
-				`"lines":{"type":"string","description":"inclusive 1-based line range A-B"},`+
+				`"lines":{"type":"string","description":"inclusive 1-based line range A-B; also N (one line), N- (to the end), -N (the last N); with query, the lines searched"},`+
 				`"query":{"type":"string","description":"show the lines holding this text"},`+
 				`"regex":{"type":"boolean","description":"query is an RE2 expression, matched within each line"},`+
 				`"ignore_case":{"type":"boolean","description":"match the query regardless of case"},`+
 				`"context":{"type":"integer","minimum":0,"description":"lines shown before and after each match"},`+
 				`"after_line":{"type":"integer","minimum":0,"description":"show only matches after this line (the paging of a query)"},`+
-				`"bytes":{"type":"string","description":"half-open byte range A-B"},`+
+				`"bytes":{"type":"string","description":"half-open byte range A-B; also N- (to the end), -N (the last N)"},`+
 				`"outline":{"type":"string","description":"list the members of the JSON value at this RFC 6901 pointer (\"\" for the whole document)"},`+
 				`"after":{"type":"integer","minimum":0,"description":"with outline: list from the position after this one (the paging of an outline)"}`, required("id")),
 		},
@@ -112,7 +149,7 @@ func (t *Tools) Defs() []*mcp.Tool {
 // Call answers one tools/call of a retval tool. Anything that goes wrong
 // is a result with IsError set, whose text carries the error code in
 // parentheses; Call never fails.
-func (t *Tools) Call(name string, args json.RawMessage) *mcp.CallToolResult {
+func (t *Tools) Call(name string, args json.RawMessage) *CallToolResult {
 	var text []byte
 	var err error
 	switch name {
@@ -128,14 +165,14 @@ func (t *Tools) Call(name string, args json.RawMessage) *mcp.CallToolResult {
 	if err != nil {
 		return ErrorResult(name, err)
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+	return &CallToolResult{Content: []TextContent{{Text: string(text)}}}
 }
 
 // ErrorResult is the tool result of err: isError, and one text block
 // "TOOL: MESSAGE (CODE)".
-func ErrorResult(tool string, err error) *mcp.CallToolResult {
+func ErrorResult(tool string, err error) *CallToolResult {
 	msg := strings.Join(strings.Fields(err.Error()), " ")
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+	return &CallToolResult{IsError: true, Content: []TextContent{{
 		Text: fmt.Sprintf("%s: %s (%s)", tool, msg, retain.CodeOf(err)),
 	}}}
 }
@@ -197,8 +234,8 @@ func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 			n++
 		}
 	}
-	if n > 1 {
-		return nil, retain.Errorf(retain.CodeUsage, "lines, query and bytes cannot be combined: give one of them")
+	if n > 1 && !(n == 2 && a.Lines != nil && a.Query != nil) {
+		return nil, retain.Errorf(retain.CodeUsage, "lines, query and bytes cannot be combined: give one of them (lines with query searches within those lines)")
 	}
 	if a.Query == nil && (a.Regex || a.IgnoreCase || a.Context != nil || a.AfterLine != nil) {
 		return nil, retain.Errorf(retain.CodeUsage, "regex, ignore_case, context and after_line only apply to a search: add query")
@@ -256,6 +293,13 @@ func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 		return p.Render(), nil
 	case a.Query != nil:
 		o := peek.QueryOptions{Query: *a.Query, Regex: a.Regex, IgnoreCase: a.IgnoreCase}
+		if a.Lines != nil {
+			rg, err := peek.ParseLines(*a.Lines)
+			if err != nil {
+				return nil, err
+			}
+			o.FirstLine, o.LastLine = rg.LinesOf(v.Desc.Lines)
+		}
 		if a.Context != nil {
 			o.Context = *a.Context
 		}

@@ -62,8 +62,10 @@ type RunEntry struct {
 // gc decides on.
 type RunInfo struct {
 	Run ID `json:"run"`
-	// Values counts descriptors whose content file exists (verify checks
-	// that they match).
+	// Values counts the run's committed values: descriptors that read as
+	// their value's, whose content file is there at the size they record
+	// (the rule Values and retain's capacity use; verify also checks the
+	// SHA-256).
 	Values int `json:"values"`
 	// Bytes is the run directory's apparent size, as `du -sb` counts it.
 	Bytes int64 `json:"bytes"`
@@ -147,9 +149,9 @@ func (s *Store) RunIDs() ([]ID, error) {
 }
 
 // ScanRun lists a run directory with sizes, modification times and what
-// each entry is. It reads directories and file metadata only, never
-// content (except a descriptor, in the rare case a value has both a plain
-// and a compressed content file).
+// each entry is. It reads directories, file metadata and the descriptors
+// of values that have content (to count committed values by the one
+// rule), never content.
 func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 	dir, err := s.lookupRun(run)
 	if err != nil {
@@ -231,26 +233,26 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 		}
 		ri.Entries = append(ri.Entries, e)
 	}
-	// A value with both a plain and a compressed content file owns only the
-	// one its descriptor names; the other is a stray copy.
+	// Values counts by the one rule (committedValue), reading the
+	// descriptor of every value that has some content file.
 	for id, n := range content {
-		if n < 2 || !descs[id] {
+		if !descs[id] {
 			continue
 		}
-		d, err := readDescriptor(filepath.Join(dir, MetaName(id)))
-		if err != nil {
-			continue // verify reports the descriptor; keep both meanwhile
+		d, prob := committedValue(dir, id)
+		if prob == nil {
+			ri.Values++
 		}
+		if n < 2 || d == nil {
+			continue // a descriptor that does not read: verify reports it; keep both meanwhile
+		}
+		// A value with both a plain and a compressed content file owns
+		// only the one its descriptor names; the other is a stray copy.
 		for i := range ri.Entries {
 			e := &ri.Entries[i]
 			if e.Value == id && e.Kind == KindValue && e.Name != MetaName(id) && e.Name != LinesName(id) && e.Name != ContentName(id, d.Compression) {
 				e.Kind = KindOrphan
 			}
-		}
-	}
-	for _, e := range ri.Entries {
-		if e.Kind == KindValue && e.Name == MetaName(e.Value) && content[e.Value] > 0 {
-			ri.Values++
 		}
 	}
 	for _, e := range ri.Entries {

@@ -82,8 +82,9 @@ type Ledger struct {
 	// cost more than retention saved).
 	KeptOut int64 `json:"kept_out_bytes"`
 	// Ratio = RetainedBytes ÷ (StubBytes + LookupBytes + OverheadBytes);
-	// null when nothing was spent.
-	Ratio *float64 `json:"ratio"`
+	// nil when nothing was spent. It is left out of the JSON, where every
+	// number is an exact integer (SPEC §4): machines divide the fields.
+	Ratio *float64 `json:"-"`
 	// Verbatim results passed through unchanged (the same with or without
 	// retval: not part of the net).
 	Verbatim      int64 `json:"verbatim"`
