@@ -33,7 +33,7 @@ import (
 // Defaults of SPEC §2 and §4.
 const (
 	DefaultMaxAge = 30 * 24 * time.Hour
-	DefaultGrace  = time.Hour
+	DefaultGrace  = retain.DefaultGrace
 	// DefaultTombstoneTTL is how long a tombstone outlives its run: after
 	// that, a lookup in the run says unknown_reference instead of collected.
 	DefaultTombstoneTTL = 30 * 24 * time.Hour
