@@ -2,6 +2,7 @@ package retain
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,6 +43,8 @@ func (k EntryKind) Debris() bool { return k >= KindTemp }
 // ".steps/<name>".
 type RunEntry struct {
 	Name string
+	// Path is the entry's path relative to the runs-dir.
+	Path string
 	Kind EntryKind
 	// Value is the value an entry of KindValue or KindOrphan is named for.
 	Value ID
@@ -56,6 +59,10 @@ type RunEntry struct {
 	// FIFO, a device or a socket (0 otherwise). retval never makes one, so
 	// verify reports it as corrupt; gc removes it as a stray.
 	Special fs.FileMode
+	// descAbsent: an orphan whose value had no descriptor when scanned
+	// (not a content file its descriptor does not name); RemoveDebris
+	// leaves it if one has arrived since.
+	descAbsent bool
 }
 
 // RunInfo describes a run as a whole: what `catalogue --all` lists and what
@@ -219,7 +226,7 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 				if descs[id] {
 					e.Kind = KindValue
 				} else {
-					e.Kind = KindOrphan
+					e.Kind, e.descAbsent = KindOrphan, true
 				}
 				if name != MetaName(id) && name != LinesName(id) {
 					content[id]++
@@ -265,6 +272,9 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 		ri.LastActivity = dfi.ModTime()
 	}
 	sort.Slice(ri.Entries, func(i, j int) bool { return ri.Entries[i].Name < ri.Entries[j].Name })
+	for i := range ri.Entries {
+		ri.Entries[i].Path = filepath.Join(filepath.Base(dir), ri.Entries[i].Name)
+	}
 	return ri, nil
 }
 
@@ -339,8 +349,8 @@ func (s *Store) RunBusy(run ID) (bool, error) {
 }
 
 // LockRunExclusive takes run's lock exclusively without waiting, as gc
-// does before it changes a run: it fails with flock.ErrBusy when a writer
-// holds the lock. The lock file is created if the run has none.
+// does before it changes a run: it fails with an ErrBusy error when a
+// writer holds the lock. The lock file is created if the run has none.
 func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
 	dir, err := s.lookupRun(run)
 	if err != nil {
@@ -353,13 +363,20 @@ func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
 	}
 	if err := flock.TryExclusive(f); err != nil {
 		f.Close()
+		if errors.Is(err, flock.ErrBusy) {
+			return nil, errRunBusy(run)
+		}
 		return nil, err
 	}
 	fi1, err1 := f.Stat()
 	fi2, err2 := os.Lstat(lp)
 	if err1 != nil || err2 != nil || !os.SameFile(fi1, fi2) {
 		f.Close()
-		return nil, flock.ErrBusy
+		return nil, errRunBusy(run)
 	}
 	return &RunLock{Run: run, Dir: dir, f: f}, nil
+}
+
+func errRunBusy(run ID) error {
+	return &Error{Code: CodeBusy, Err: fmt.Errorf("run %s: a writer holds its lock", run)}
 }
