@@ -155,21 +155,39 @@ func TestRunOneValueLeftIsStdouts(t *testing.T) {
 	}
 }
 
-// A call id that names a value, or a run with no room, is refused before
-// the command runs: its output would have nowhere to go.
-func TestRunRefusedBeforeRunning(t *testing.T) {
+// A call id that names a value runs again: the same output is retained
+// again (the same stub), another one is shown in full with a warning,
+// not lost.
+func TestRunCallTaken(t *testing.T) {
+	s, o := opts(t, "seq", "1", "200")
+	first, err := Run(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(s, o)
+	if err != nil || res.Stdout.Stub != first.Stdout.Stub {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	o.Args = []string{"seq", "2", "200"}
+	var out bytes.Buffer
+	o.Out = &out
+	res, err = Run(s, o)
+	if err != nil || !res.Stdout.Verbatim || res.Stdout.Warning == nil || out.String() != seq(200)[2:] {
+		t.Fatalf("%+v, %v, out %d bytes", res.Stdout, err, out.Len())
+	}
+}
+
+// A run with no room for a value is refused before the command runs:
+// its output would have nowhere to go.
+func TestRunFullRunRefusedBeforeRunning(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	s, o := opts(t, "sh", "-c", `touch "$0"; seq 1 200`, marker)
 	if _, err := Run(s, o); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(marker)
-	res, err := Run(s, o)
-	if res != nil || retain.CodeOf(err) != retain.CodeConflict || !strings.Contains(err.Error(), "did not run") {
-		t.Fatalf("%+v, %v", res, err)
-	}
 	o.Retain.Call, o.Retain.Limits.MaxRunValues = "c2", 1
-	res, err = Run(s, o)
+	res, err := Run(s, o)
 	if res != nil || retain.CodeOf(err) != retain.CodeCapacity || !strings.Contains(err.Error(), "did not run") {
 		t.Fatalf("%+v, %v", res, err)
 	}

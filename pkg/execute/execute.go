@@ -40,6 +40,11 @@ const (
 // StderrSuffix is appended to the call id of the stderr value (Separate).
 const StderrSuffix = ".stderr"
 
+// Forwarded are the signals the CLI forwards to the command's process
+// group (see Options.Signals): those that would otherwise end retval
+// and leave the command running without its reader.
+var Forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
 // Status of a command stopped by its timeout, as timeout(1) reports it.
 const StatusTimedOut = 124
 
@@ -139,14 +144,16 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 		}
 	} else if _, err := retain.Sanitize(call); err != nil {
 		return nil, usage("call id: %v", err)
-	} else if err := checkFree(s, o, call); err != nil {
-		return nil, err
 	}
+	// A call id that already names a value: the output is retained again
+	// (the same bytes give the same stub) or, being other bytes, shown in
+	// full; it is kept aside meanwhile, so that either way nothing is lost.
+	again := s.Taken(o.Retain.Run, call) || (o.Stderr == Separate && s.Taken(o.Retain.Run, call+StderrSuffix))
 	room, err := roomOf(s, o.Retain.Run, L)
 	if err != nil {
 		return nil, err
 	}
-	if room.values == 0 {
+	if room.values == 0 && !again {
 		return nil, retain.Errorf(retain.CodeCapacity, "run %q holds max-run-values %d values; the command did not run: raise the limit or start a new run", o.Retain.Run, L.MaxRunValues)
 	}
 
@@ -156,13 +163,13 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	}
 	go p.watch(o.Timeout, o.Signals)
 	res := &Result{Call: call}
-	streams := []*stream{{r: p.stdout, out: o.Out, call: call}}
+	streams := []*stream{{r: p.stdout, out: o.Out, call: call, again: again}}
 	if p.stderr != nil {
 		errOut := o.ErrOut
 		if errOut == nil {
 			errOut = io.Discard
 		}
-		st := &stream{r: p.stderr, out: errOut, call: call + StderrSuffix, done: make(chan struct{})}
+		st := &stream{r: p.stderr, out: errOut, call: call + StderrSuffix, again: again, done: make(chan struct{})}
 		if room.values == 1 {
 			// One value left: it is stdout's, the primary output;
 			// stderr goes through as it comes.
@@ -205,20 +212,6 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 		res.Stderr = streams[1].res
 	}
 	return res, errors.Join(errs...)
-}
-
-// checkFree refuses an explicit call id that already names a value of the
-// run, before the command runs: its output could not be retained there.
-func checkFree(s *retain.Store, o Options, call string) error {
-	for _, c := range []string{call, call + StderrSuffix} {
-		if c != call && o.Stderr != Separate {
-			continue
-		}
-		if s.Taken(o.Retain.Run, c) {
-			return retain.Errorf(retain.CodeConflict, "call id %q already names a value of run %q; the command did not run: give another --call, or none for a fresh one", c, o.Retain.Run)
-		}
-	}
-	return nil
 }
 
 // room is what the run can still take: values (-1: no limit) and bytes
@@ -316,6 +309,9 @@ type stream struct {
 	// through: the run has no room for this stream, which is copied to
 	// out as it comes.
 	through bool
+	// again: the call id names a value already; the output is kept aside
+	// until it is known to be the same (see keptAside).
+	again bool
 	// done is closed once res and err are set (the stderr stream's).
 	done chan struct{}
 	// stderr, for stdout beside a separate stderr, waits for the stderr
@@ -544,16 +540,57 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, rm room, s
 			m.Partial, m.OmittedBytes = true, &omitted
 		}
 		ro.Meta = m
-		return s.Retain(t.Reader(), st.out, ro)
+		res, err := s.Retain(t.Reader(), st.out, ro)
+		if c := retain.CodeOf(err); st.again && (c == retain.CodeConflict || c == retain.CodeCapacity) {
+			if _, werr := io.Copy(st.out, t.Reader()); werr != nil {
+				return nil, errors.Join(err, werr)
+			}
+			return &retain.Result{Verbatim: true, Warning: fmt.Errorf("could not retain, printed the output in full instead: %w", err)}, nil
+		}
+		return res, err
 	}
 	c := &capped{r: untilDone{st.r}, left: stopAt(L, rm), stop: p.stop}
 	ro.Finish = func() retain.Meta { return withStderr(p.meta(base, c.stopped)) }
+	if st.again {
+		return keptAside(s, c, st, ro)
+	}
 	res, err := s.Retain(c, st.out, ro)
 	if err != nil {
 		// The command may still be writing: unblock it, it is not read.
 		st.r.Close()
 	}
 	return res, err
+}
+
+// keptAside retains an output whose call id names a value already: it is
+// read into an unlinked temporary file first, so that when the value
+// holds other bytes (a conflict) or the run cannot take it, the output is
+// shown in full instead, with a warning, rather than lost.
+func keptAside(s *retain.Store, in io.Reader, st *stream, ro retain.RetainOptions) (*retain.Result, error) {
+	f, err := os.CreateTemp("", "retval-exec-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	defer f.Close()
+	if _, err := io.Copy(f, in); err != nil {
+		st.r.Close()
+		return nil, fmt.Errorf("keeping the command's output aside: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	res, err := s.Retain(f, st.out, ro)
+	if c := retain.CodeOf(err); c != retain.CodeConflict && c != retain.CodeCapacity {
+		return res, err
+	}
+	if _, serr := f.Seek(0, io.SeekStart); serr != nil {
+		return nil, errors.Join(err, serr)
+	}
+	if _, werr := io.Copy(st.out, f); werr != nil {
+		return nil, errors.Join(err, werr)
+	}
+	return &retain.Result{Verbatim: true, Warning: fmt.Errorf("could not retain, printed the output in full instead: %w", err)}, nil
 }
 
 // stopAt is how much of an output is read before the command is stopped
