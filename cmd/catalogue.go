@@ -178,7 +178,7 @@ func printRuns(w io.Writer, runs []*retain.RunInfo, now time.Time) error {
 			bytes += r.Bytes
 		}
 		tw.Flush()
-		fmt.Fprintf(&b, "[%d %s, %d values, %s]\n", len(runs), plural(len(runs), "run", "runs"), values, humanize.IBytes(uint64(bytes)))
+		fmt.Fprintf(&b, "[%d %s, %d %s, %s]\n", len(runs), plural(len(runs), "run", "runs"), values, plural(values, "value", "values"), humanize.IBytes(uint64(bytes)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

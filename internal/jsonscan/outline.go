@@ -32,8 +32,10 @@ type Child struct {
 	// pointer to it is ambiguous.
 	Dup bool
 
-	hash uint64
 	name []byte // the ring's copy of the name
+	// maybeEarlier: a member before this one may have its name (the
+	// filter said so); checked exactly at the end.
+	maybeEarlier bool
 }
 
 // Size is the length of the child's value in bytes.
@@ -59,17 +61,39 @@ type Outline struct {
 	Start, End int64
 	Count      int64
 	Head, Tail []Child
-	// DupsUnchecked: the object has more members than are checked for
-	// repeated names (MaxDupCheck); Dup marks only names among the first.
-	DupsUnchecked bool
 	// Preview, for a scalar, as in Child.
 	Preview    string
 	PreviewCut bool
 }
 
-// MaxDupCheck is how many member names of one object an outline compares
-// (8 bytes each).
-const MaxDupCheck = 1 << 22
+// bloomWords is the size of the filter of member names an outline keeps
+// to tell, exactly in the end, whether a member it shows has a name that
+// occurs elsewhere: 1 MiB, whatever the object's size.
+const bloomWords = 1 << 17
+
+type bloom []uint64
+
+// bit returns probe i of hash h: a word of the filter and a bit in it.
+func (b bloom) bit(h uint64, i uint32) (int, uint64) {
+	x := (uint32(h) + i*(uint32(h>>32)|1)) % (bloomWords * 64)
+	return int(x / 64), 1 << (x % 64)
+}
+
+func (b bloom) has(h uint64) bool {
+	for i := uint32(0); i < 4; i++ {
+		if w, bit := b.bit(h, i); b[w]&bit == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (b bloom) add(h uint64) {
+	for i := uint32(0); i < 4; i++ {
+		w, bit := b.bit(h, i)
+		b[w] |= bit
+	}
+}
 
 // Outline reads the value that starts at the next non-space byte, in one
 // pass, and returns its outline. Nested containers are skipped without
@@ -104,7 +128,12 @@ func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
 	if obj {
 		closer, after = '}', ",}"
 	}
-	var hashes []uint64
+	var seen bloom
+	var headIdx map[string]int // kept head members' names: their index
+	if obj {
+		seen = make(bloom, bloomWords)
+		headIdx = map[string]int{}
+	}
 	ring := make([]Child, o.Tail)
 	rn := 0 // children in the ring (at most Tail), oldest at ring[rstart]
 	rstart := 0
@@ -127,15 +156,27 @@ func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
 				return nil, err
 			}
 			ch.KeyStart, ch.NameCut = quote, cut
-			ch.hash = xxh3.Hash(name)
-			if len(hashes) < MaxDupCheck {
-				hashes = append(hashes, ch.hash)
-			} else {
-				out.DupsUnchecked = true
+			h := xxh3.Hash(name)
+			// Exact: a kept member with this name.
+			if j, ok := headIdx[string(name)]; ok {
+				out.Head[j].Dup, ch.Dup = true, true
 			}
+			for j := 0; j < rn; j++ {
+				if r := &ring[(rstart+j)%o.Tail]; string(r.name) == string(name) {
+					r.Dup, ch.Dup = true, true
+				}
+			}
+			keep := i > o.After && (len(out.Head) < o.Head || o.Tail > 0)
+			if keep && !ch.Dup {
+				ch.maybeEarlier = seen.has(h)
+			}
+			seen.add(h)
 			if i > o.After {
 				if len(out.Head) < o.Head {
 					ch.Name = string(name)
+					if _, ok := headIdx[ch.Name]; !ok {
+						headIdx[ch.Name] = len(out.Head)
+					}
 				} else if o.Tail > 0 {
 					slot := &ring[(rstart+rn)%o.Tail]
 					if rn == o.Tail {
@@ -199,31 +240,60 @@ func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
 		out.Tail = append(out.Tail, ch)
 	}
 	if obj {
-		markDups(out, hashes)
+		if err := s.checkEarlier(out); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
-// markDups marks the kept members whose name hash occurs more than once
-// among hashes. 64-bit hashes of different names collide with a
-// probability far below that of a disk error.
-func markDups(out *Outline, hashes []uint64) {
-	seen := make(map[uint64]int, len(out.Head)+len(out.Tail))
+// checkEarlier settles the kept members the filter said may have a name
+// that occurs before them: it reads the object's names again, up to the
+// last such member, and compares them exactly. Rare for an object whose
+// names are distinct (the filter errs for about one member in sixty of an
+// object of a million).
+func (s *Scanner) checkEarlier(out *Outline) error {
+	want := map[string][]*Child{}
+	last := int64(-1)
 	for _, l := range [][]Child{out.Head, out.Tail} {
 		for i := range l {
-			seen[l[i].hash] = 0
+			if c := &l[i]; c.maybeEarlier && !c.Dup && !c.NameCut {
+				want[c.Name] = append(want[c.Name], c)
+				last = max(last, c.Pos)
+			}
 		}
 	}
-	for _, h := range hashes {
-		if n, ok := seen[h]; ok {
-			seen[h] = n + 1
+	if last < 0 {
+		return nil
+	}
+	t := s.Fork(out.Start)
+	if _, err := t.Expect("{"); err != nil {
+		return err
+	}
+	for p := int64(0); p < last; p++ {
+		if _, err := t.Expect(`"`); err != nil {
+			return err
+		}
+		name, _, _, err := t.Name(1 << 30)
+		if err != nil {
+			return err
+		}
+		for _, c := range want[string(name)] {
+			if c.Pos > p {
+				c.Dup = true
+			}
+		}
+		if _, err := t.Expect(":"); err != nil {
+			return err
+		}
+		if _, err := t.SkipValue(); err != nil {
+			return err
+		}
+		if _, err := t.Expect(",}"); err != nil {
+			return err
 		}
 	}
-	for _, l := range [][]Child{out.Head, out.Tail} {
-		for i := range l {
-			l[i].Dup = seen[l[i].hash] > 1
-		}
-	}
+	return nil
 }
 
 // preview returns at most max bytes of [start, end), cut at a UTF-8

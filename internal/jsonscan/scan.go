@@ -270,15 +270,21 @@ func hasZero(v uint64) uint64 { return (v - 0x0101010101010101) & ^v & 0x8080808
 // pass over them.
 func structural(b []byte, commas bool) int {
 	i := 0
-	cm := uint64(0x2c2c2c2c2c2c2c2c)
-	if !commas {
-		cm = 0x2222222222222222 // a second quote test: adds nothing
-	}
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		m := hasZero(w^0x2222222222222222) | hasZero((w|0x2626262626262626)^0x7f7f7f7f7f7f7f7f) | hasZero(w^cm)
-		if m != 0 {
-			return i + bits.TrailingZeros64(m)/8
+	if commas {
+		for ; i+8 <= len(b); i += 8 {
+			w := binary.LittleEndian.Uint64(b[i:])
+			m := hasZero(w^0x2222222222222222) | hasZero((w|0x2626262626262626)^0x7f7f7f7f7f7f7f7f) | hasZero(w^0x2c2c2c2c2c2c2c2c)
+			if m != 0 {
+				return i + bits.TrailingZeros64(m)/8
+			}
+		}
+	} else {
+		for ; i+8 <= len(b); i += 8 {
+			w := binary.LittleEndian.Uint64(b[i:])
+			m := hasZero(w^0x2222222222222222) | hasZero((w|0x2626262626262626)^0x7f7f7f7f7f7f7f7f)
+			if m != 0 {
+				return i + bits.TrailingZeros64(m)/8
+			}
 		}
 	}
 	for ; i < len(b); i++ {

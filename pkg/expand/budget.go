@@ -1,17 +1,12 @@
 package expand
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"unicode/utf8"
 
-	"github.com/retval/retval/internal/flock"
-	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/retain"
 )
@@ -41,11 +36,8 @@ func (b Budget) bounds() bounds {
 	return bounds{lookups: e.MaxLookups, lookupBytes: e.MaxLookupBytes, stepBytes: e.MaxStepBytes}
 }
 
-// Spent is what a step has used of its budget.
-type Spent struct {
-	Lookups int64 `json:"lookups"`
-	Bytes   int64 `json:"bytes"` // after JSON escaping
-}
+// Spent is what a step has used of its budget (the record of its ledger).
+type Spent = retain.StepSpent
 
 // Lookup is one reference of a call: parsed, or the error parsing it gave.
 // A reference that did not parse is answered with that error and counts.
@@ -146,14 +138,14 @@ func (rs *Resolver) Step(step string, calls []Lookup, b Budget) ([]Answer, error
 	if err != nil {
 		return nil, err
 	}
-	defer l.close()
-	spent := l.spent
-	answers, err := rs.lookups(calls, b.bounds(), &spent, string(l.step))
+	defer l.Close()
+	spent := l.Spent()
+	answers, err := rs.lookups(calls, b.bounds(), &spent, string(l.Step()))
 	if err != nil {
 		rs.logLookups(step, calls, nil, budgetRefusal(err))
 		return nil, err
 	}
-	if err := l.save(spent); err != nil {
+	if err := l.Save(spent); err != nil {
 		return nil, err
 	}
 	rs.logLookups(step, calls, answers, nil)
@@ -166,31 +158,13 @@ func (rs *Resolver) StepSpent(step string) (Spent, error) {
 	if err != nil {
 		return Spent{}, err
 	}
-	defer l.close()
-	return l.spent, nil
+	defer l.Close()
+	return l.Spent(), nil
 }
 
-// ledgerSize is the ledger file's fixed size: each update overwrites the
-// whole record in place with one write, never changing the file's length.
-const ledgerSize = 256
-
-// maxLedgerSize bounds a ledger's read: a file longer than a few records
-// is not one retval wrote.
-const maxLedgerSize = 4 * ledgerSize
-
-type ledgerRecord struct {
-	Step retain.ID `json:"step"`
-	Spent
-}
-
-type ledger struct {
-	lock  *retain.RunLock
-	f     *os.File
-	step  retain.ID
-	spent Spent
-}
-
-func (rs *Resolver) openLedger(step string) (*ledger, error) {
+// openLedger opens the run's ledger of step (retain keeps the ledger:
+// its file, locks and record; expand only does the arithmetic).
+func (rs *Resolver) openLedger(step string) (*retain.StepLedger, error) {
 	run, err := retain.Sanitize(rs.Run)
 	if err != nil {
 		return nil, retain.Errorf(retain.CodeUsage, "run id: %v", err)
@@ -199,99 +173,7 @@ func (rs *Resolver) openLedger(step string) (*ledger, error) {
 	if err != nil {
 		return nil, retain.Errorf(retain.CodeUsage, "step id: %v", err)
 	}
-	lock, err := rs.Store.LockRun(run)
-	if err != nil {
-		return nil, err
-	}
-	l := &ledger{lock: lock, step: sid}
-	if err := l.open(); err != nil {
-		lock.Unlock()
-		return nil, err
-	}
-	return l, nil
-}
-
-// open opens the step's ledger, creating .steps and the ledger as needed.
-// Neither is ever followed through a symlink, and the ledger is opened so
-// that a FIFO or a device in its place neither blocks nor is read: each is
-// corrupt, saying what to do. A ledger is read through a bound of a few
-// records' size.
-func (l *ledger) open() error {
-	root, err := fsx.OpenRoot(l.lock.Dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	steps, err := root.MkdirOpen(retain.StepsDir, 0o700)
-	if err != nil {
-		if fsx.Refused(err) || errors.Is(err, fsx.ErrNotDir) {
-			return retain.Errorf(retain.CodeCorrupt, "step ledgers' directory %s cannot hold ledgers: remove it and retval makes it again, or resolve without --step; it is not a directory (symlinks are never followed)", root.Join(retain.StepsDir))
-		}
-		return err
-	}
-	defer steps.Close()
-	name := retain.StepName(l.step)
-	p := steps.Join(name)
-	f, err := steps.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
-	switch {
-	case errors.Is(err, fsx.ErrSymlink):
-		return retain.Errorf(retain.CodeCorrupt, "step ledger %s is a symlink and is never followed; start a new step with another --step id", p)
-	case errors.Is(err, fsx.ErrNotRegular):
-		return retain.Errorf(retain.CodeCorrupt, "step ledger %s is not a regular file (a FIFO, a device or a directory) and is never read; remove it, or start a new step with another --step id", p)
-	case err != nil:
-		return err
-	}
-	if err := flock.Exclusive(f); err != nil {
-		f.Close()
-		return err
-	}
-	l.f = f
-	b, err := fsx.ReadAll(f, p, maxLedgerSize)
-	if err != nil {
-		f.Close()
-		if fsx.Refused(err) {
-			return retain.Errorf(retain.CodeCorrupt, "step ledger %s is unreadable (over %d bytes, and retval writes %d); start a new step with another --step id", p, maxLedgerSize, ledgerSize)
-		}
-		return err
-	}
-	if len(b) == 0 {
-		// A new step: make its ledger's entry durable before anything is
-		// answered under it.
-		if err := steps.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		return nil
-	}
-	var rec ledgerRecord
-	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
-		f.Close()
-		return retain.Errorf(retain.CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
-	}
-	l.spent = rec.Spent
-	return nil
-}
-
-// save overwrites the record in place and syncs it.
-func (l *ledger) save(s Spent) error {
-	b, err := json.Marshal(ledgerRecord{Step: l.step, Spent: s})
-	if err != nil {
-		return err
-	}
-	if len(b) >= ledgerSize {
-		return fmt.Errorf("step ledger record of %d bytes does not fit in %d", len(b), ledgerSize)
-	}
-	rec := append(b, bytes.Repeat([]byte{' '}, ledgerSize-1-len(b))...)
-	rec = append(rec, '\n')
-	if _, err := l.f.WriteAt(rec, 0); err != nil {
-		return err
-	}
-	return l.f.Sync()
-}
-
-func (l *ledger) close() {
-	l.f.Close()
-	l.lock.Unlock()
+	return rs.Store.OpenStepLedger(run, sid)
 }
 
 // MarshalJSON renders an answer as resolve's --json and --batch print it:

@@ -168,9 +168,9 @@ func TestStepLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The ledger: a fixed-size record in .steps/<sanitized id>.json.
-	dir := filepath.Join(rs.Store.RunDir("r"), retain.StepsDir)
+	dir := filepath.Join(rs.Store.RunDir("r"), ".steps")
 	b, err := os.ReadFile(filepath.Join(dir, "s1.json"))
-	if err != nil || len(b) != ledgerSize {
+	if err != nil || len(b) != 256 { // SPEC §1: a fixed-size record
 		t.Fatal(len(b), err)
 	}
 	var rec map[string]any
@@ -181,7 +181,7 @@ func TestStepLedger(t *testing.T) {
 	if _, err := rs.Step("../x", five[:1], defaultBudget); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, retain.StepName(odd))); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, string(odd)+".json")); err != nil {
 		t.Fatal(err)
 	}
 	// A ledger that cannot be read is corrupt, never silently reset.

@@ -99,7 +99,7 @@ func TestLedgerHostile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := newStore(t, testValues)
-			steps := filepath.Join(rs.Store.RunDir("r"), retain.StepsDir)
+			steps := filepath.Join(rs.Store.RunDir("r"), ".steps")
 			tc.make(t, steps)
 			err := stepWithin(t, rs, "s")
 			msg := strings.Replace(tc.msg, "%s", steps, 1)

@@ -183,9 +183,6 @@ func renderOutline(r Ref, ol *jsonscan.Outline, lines, bytesCap int64, cont func
 	}
 	unit := unitOf(ol.Kind)
 	fmt.Fprintf(&b, "%s, %s", plural(ol.Count, unit), plural(pg.Size, "byte"))
-	if ol.DupsUnchecked {
-		fmt.Fprintf(&b, "; duplicate names checked among the first %d only", jsonscan.MaxDupCheck)
-	}
 	b.WriteString("]\n")
 	header := b.String()
 
@@ -201,6 +198,14 @@ func renderOutline(r Ref, ol *jsonscan.Outline, lines, bytesCap int64, cont func
 	var tailFrom int64
 	if len(ol.Tail) > 0 {
 		tailFrom = ol.Tail[0].Pos
+	}
+	headLen := make([]int64, len(head)+1) // headLen[k]: bytes of head[:k]
+	for i, l := range head {
+		headLen[i+1] = headLen[i] + int64(len(l))
+	}
+	var tailLen int64
+	for _, l := range tail {
+		tailLen += int64(len(l))
 	}
 	// Try the most head lines first; fewer until the page fits.
 	for k := len(head); k >= 0; k-- {
@@ -225,43 +230,48 @@ func renderOutline(r Ref, ol *jsonscan.Outline, lines, bytesCap int64, cont func
 		if gap > 0 {
 			next = end - 1
 		}
-		var page strings.Builder
-		page.WriteString(header)
-		for _, l := range head[:k] {
-			page.WriteString(l)
-		}
-		nlines := int64(1 + k)
+		nlines := int64(1 + k + len(tail))
+		var gapLine string
 		if gap > 0 && len(ol.Tail) > 0 {
-			fmt.Fprintf(&page, "[… %s not shown …]\n", plural(gap, unit))
+			gapLine = fmt.Sprintf("[… %s not shown …]\n", plural(gap, unit))
 			nlines++
 		}
-		for _, l := range tail {
-			page.WriteString(l)
-		}
-		nlines += int64(len(tail))
+		var trailer strings.Builder
 		if next >= 0 || from > 0 {
-			page.WriteString("[" + unit + "s ")
+			trailer.WriteString("[" + unit + "s ")
 			for i, s := range shown {
 				if i > 0 {
-					page.WriteString(" and ")
+					trailer.WriteString(" and ")
 				}
 				if s[0] == s[1] {
-					fmt.Fprintf(&page, "%d", s[0])
+					fmt.Fprintf(&trailer, "%d", s[0])
 				} else {
-					fmt.Fprintf(&page, "%d-%d", s[0], s[1])
+					fmt.Fprintf(&trailer, "%d-%d", s[0], s[1])
 				}
 			}
 			if len(shown) == 0 {
-				page.WriteString("none")
+				trailer.WriteString("none")
 			}
-			fmt.Fprintf(&page, " of %d", ol.Count)
+			fmt.Fprintf(&trailer, " of %d", ol.Count)
 			if next >= 0 {
-				page.WriteString("; next: " + cont(next))
+				trailer.WriteString("; next: " + cont(next))
 			}
-			page.WriteString("]\n")
+			trailer.WriteString("]\n")
 			nlines++
 		}
-		if k == 0 || int64(page.Len()) <= bytesCap && nlines <= lines {
+		size := int64(len(header)) + headLen[k] + int64(len(gapLine)) + tailLen + int64(trailer.Len())
+		if k == 0 || size <= bytesCap && nlines <= lines {
+			var page strings.Builder
+			page.Grow(int(size))
+			page.WriteString(header)
+			for _, l := range head[:k] {
+				page.WriteString(l)
+			}
+			page.WriteString(gapLine)
+			for _, l := range tail {
+				page.WriteString(l)
+			}
+			page.WriteString(trailer.String())
 			pg.Shown, pg.Next, pg.Text = shown, next, page.String()
 			if pg.Shown == nil {
 				pg.Shown = [][2]int64{}

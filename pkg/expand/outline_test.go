@@ -254,3 +254,30 @@ func TestOutlineNPMLock(t *testing.T) {
 		t.Fatalf("paged through %d lines for %d members", seen, len(lock.Packages))
 	}
 }
+
+// TestOutlineDuplicatesPaged: a shown member whose name occurs only
+// before the page, or far from the tail it is shown in, is marked too.
+func TestOutlineDuplicatesPaged(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"last": 0, "k5": 0`)
+	for i := range 5000 {
+		fmt.Fprintf(&b, `, "k%d": %d`, i, i)
+	}
+	b.WriteString(`, "last": 1}`)
+	doc := b.String()
+	pg, err := outlineOf(t, doc, `{"$ref": "c", "outline": ""}`, OutlineOptions{Lines: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pg.Text, "\n/last  number  1 byte  0  duplicate name\n/k5  number  1 byte  0  duplicate name\n/k0  number  1 byte  0\n") ||
+		!strings.Contains(pg.Text, "\n/k4999  number  4 bytes  4999\n/last  number  1 byte  1  duplicate name\n") {
+		t.Fatalf("outline:\n%s", pg.Text)
+	}
+	pg, err = outlineOf(t, doc, `{"$ref": "c", "outline": "", "after": 5}`, OutlineOptions{Lines: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pg.Text, "]\n/k4  number  1 byte  4\n/k5  number  1 byte  5  duplicate name\n") {
+		t.Fatalf("outline after 5:\n%s", pg.Text)
+	}
+}

@@ -45,9 +45,6 @@ const (
 // same. (A field left 0 takes its default.)
 const Unlimited = retain.Unlimited
 
-// CodeBusy is the error code when another gc holds the runs-dir's lock.
-const CodeBusy retain.Code = "busy"
-
 // The rules that select a run for removal.
 const (
 	RuleMaxAge   = "max-age"
@@ -153,15 +150,11 @@ type Skip struct {
 type Debris struct {
 	Run retain.ID `json:"run,omitempty"`
 	// Path is relative to the runs-dir.
-	Path    string `json:"path"`
-	Kind    string `json:"kind"` // temp, orphan or stray
-	Bytes   int64  `json:"bytes"`
-	modTime time.Time
-	// value is the value an orphan is named for; descAbsent says it had no
-	// descriptor when planned (else it is a content file its descriptor
-	// does not name).
-	value      retain.ID
-	descAbsent bool
+	Path  string `json:"path"`
+	Kind  string `json:"kind"` // temp, orphan or stray
+	Bytes int64  `json:"bytes"`
+	// entry is the run's entry as scanned (RemoveDebris re-checks it).
+	entry retain.RunEntry
 	// tombstone is the name of an entry of the tombstone directory (Run
 	// is then empty).
 	tombstone string
@@ -229,14 +222,14 @@ type Report struct {
 // says what could not be done. A runs-dir that does not exist yet is an
 // empty store: an empty report, no error, and nothing is created.
 func Collect(s *retain.Store, o Options) (*Report, error) {
-	if missing, err := storeMissing(s); err != nil {
+	if missing, err := s.RunsDirMissing(); err != nil {
 		return nil, err
 	} else if missing {
 		r := (&Plan{Now: o.now()}).Report()
 		r.DryRun, r.NoRunsDir = o.DryRun, true
 		return r, nil
 	}
-	l, err := LockStore(s, !o.DryRun)
+	l, err := s.LockCollector(!o.DryRun)
 	if err != nil {
 		return nil, err
 	}

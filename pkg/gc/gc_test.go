@@ -347,11 +347,11 @@ func TestOrphanGetsDescriptor(t *testing.T) {
 func TestOneGCAtATime(t *testing.T) {
 	s := retain.Open(t.TempDir())
 	put(t, s, "r", "v", []byte("hello\n"))
-	l, err := LockStore(s, true)
+	l, err := s.LockCollector(true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Collect(s, Defaults()); retain.CodeOf(err) != CodeBusy {
+	if _, err := Collect(s, Defaults()); retain.CodeOf(err) != retain.CodeBusy {
 		t.Fatalf("second gc in-process: %v", err)
 	}
 	l.Unlock()
@@ -359,7 +359,7 @@ func TestOneGCAtATime(t *testing.T) {
 	for _, dry := range []bool{false, true} {
 		o := Defaults()
 		o.DryRun = dry
-		if _, err := Collect(s, o); retain.CodeOf(err) != CodeBusy || !strings.Contains(err.Error(), "another gc is running") {
+		if _, err := Collect(s, o); retain.CodeOf(err) != retain.CodeBusy || !strings.Contains(err.Error(), "another gc is running") {
 			t.Fatalf("second gc (dry %v): %v", dry, err)
 		}
 	}

@@ -3,8 +3,6 @@ package gc
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +16,7 @@ import (
 func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 	now := o.now()
 	grace, maxAge := o.grace(), o.maxAge()
-	if missing, err := storeMissing(s); err != nil {
+	if missing, err := s.RunsDirMissing(); err != nil {
 		return nil, err
 	} else if missing {
 		return &Plan{Now: now}, nil
@@ -55,16 +53,9 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 	// Debris per run, by age alone; busy runs keep theirs for now.
 	debris := map[retain.ID][]Debris{}
 	for _, ri := range infos {
-		descs := map[retain.ID]bool{}
-		for _, e := range ri.Entries {
-			if e.Kind == retain.KindValue {
-				descs[e.Value] = true
-			}
-		}
 		for _, e := range ri.Entries {
 			if e.Kind.Debris() && now.Sub(e.ModTime) >= grace {
-				debris[ri.Run] = append(debris[ri.Run], Debris{Run: ri.Run, Path: filepath.Join(filepath.Base(ri.Dir), e.Name),
-					Kind: e.Kind.String(), Bytes: e.Bytes, modTime: e.ModTime, value: e.Value, descAbsent: e.Value != "" && !descs[e.Value]})
+				debris[ri.Run] = append(debris[ri.Run], Debris{Run: ri.Run, Path: e.Path, Kind: e.Kind.String(), Bytes: e.Bytes, entry: e})
 			}
 		}
 	}
@@ -197,47 +188,29 @@ func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, [
 // trash or tombstone directory gc refuses (a symlink, say) is recorded in
 // p.Refused; blocked then says why no run can be removed.
 func (p *Plan) planStoreDir(s *retain.Store, o *Options) (blocked string, err error) {
-	sd, err := openStoreDir(s, false)
+	c, err := s.OpenCollection(false)
 	if err != nil {
 		return "", err
 	}
-	defer sd.Close()
-	if sd.own == nil {
-		return "", nil // no gc ever ran here
-	}
-	trash, err := sd.own.OpenDir(trashName)
+	defer c.Close()
+	trash, err := c.Trash()
+	var re *retain.RefusedError
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case isRefusal(err):
-		f := refusedEntry(trashName, err, "gc moves no run into it and empties nothing through it")
+	case errors.As(err, &re):
+		f := refusedEntry(re, "gc moves no run into it and empties nothing through it")
 		p.Refused = append(p.Refused, f)
 		blocked = "not moved out of the store: gc refuses " + f.Path + " (see the failure below)"
 	case err != nil:
 		return "", err
-	default:
-		defer trash.Close()
-		names, err := trash.Names()
-		if err != nil {
-			return "", err
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			b, err := trash.TreeSize(n)
-			if err != nil {
-				return "", err
-			}
-			p.Trash = append(p.Trash, Trash{Path: filepath.Join(retain.StoreDir, trashName, n), Bytes: b, name: n})
-		}
+	}
+	for _, t := range trash {
+		p.Trash = append(p.Trash, Trash{Path: t.Path, Bytes: t.Bytes, name: t.Name})
 	}
 
-	rel, err := filepath.Rel(s.Dir, s.TombstoneDir())
-	if err != nil {
-		return "", err
-	}
 	files, err := s.TombstoneFiles()
 	switch {
-	case isRefusal(err):
-		f := refusedEntry(filepath.Base(rel), err, "gc writes, reads and drops no tombstone through it")
+	case errors.As(err, &re):
+		f := refusedEntry(re, "gc writes, reads and drops no tombstone through it")
 		p.Refused = append(p.Refused, f)
 		if blocked == "" {
 			blocked = "not removed: its tombstone could not be written, as gc refuses " + f.Path + " (see the failure below)"
@@ -252,14 +225,19 @@ func (p *Plan) planStoreDir(s *retain.Store, o *Options) (blocked string, err er
 		switch {
 		case f.Temp:
 			// Only gc writes here, and we hold gc's lock: its writer is gone.
-			p.Debris = append(p.Debris, Debris{Path: filepath.Join(rel, f.Name), Kind: retain.KindTemp.String(), Bytes: f.Bytes, tombstone: f.Name})
+			p.Debris = append(p.Debris, Debris{Path: f.Path, Kind: retain.KindTemp.String(), Bytes: f.Bytes, tombstone: f.Name})
 		case f.Tombstone == nil:
 			// Not a tombstone (a link, a FIFO, a directory, too large,
 			// unreadable): it answers no lookup, and gc wrote none like it.
-			p.Debris = append(p.Debris, Debris{Path: filepath.Join(rel, f.Name), Kind: retain.KindStray.String(), Bytes: f.Bytes, tombstone: f.Name})
+			p.Debris = append(p.Debris, Debris{Path: f.Path, Kind: retain.KindStray.String(), Bytes: f.Bytes, tombstone: f.Name})
 		case ttl > 0 && p.Now.Sub(f.Tombstone.Collected) >= ttl:
 			p.Tombstones = append(p.Tombstones, Expired{Run: f.Tombstone.Run, Collected: f.Tombstone.Collected})
 		}
 	}
 	return blocked, nil
+}
+
+// refusedEntry is the failure for a part of .retval gc will not use.
+func refusedEntry(re *retain.RefusedError, what string) Failure {
+	return Failure{Path: re.Path, Error: fmt.Sprintf("%v; %s: remove it (what it points at is left alone) and run gc again", re.Err, what)}
 }

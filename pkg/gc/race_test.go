@@ -186,7 +186,7 @@ func TestRaceWritersReadersGC(t *testing.T) {
 		wg.Go(func() {
 			defer plannedDone()
 			<-start
-			l, err := LockStore(s, true)
+			l, err := s.LockCollector(true)
 			if err != nil {
 				errs <- err
 				return

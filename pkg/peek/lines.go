@@ -244,7 +244,7 @@ func cutLine(src source, l *Line, room int64, c capped) error {
 // returns the offset just past it (its newline included) and whether it
 // ends in a newline.
 func lineEnd(src source, o int64) (int64, bool, error) {
-	buf := make([]byte, scanChunk)
+	buf := make([]byte, max(1, min(int64(scanChunk), src.Size()-o)))
 	for o < src.Size() {
 		n, err := readFull(src, buf[:min(int64(len(buf)), src.Size()-o)], o)
 		if err != nil {
@@ -295,7 +295,9 @@ func (s *lineScanner) window(o int64) ([]byte, error) {
 		return s.win[o-s.winOff:], nil
 	}
 	if s.winBuf == nil {
-		s.winBuf = make([]byte, scanChunk)
+		// No bigger than the value: a small value's peek (one call of a
+		// running MCP server) need not clear 64 KiB.
+		s.winBuf = make([]byte, max(1, min(int64(scanChunk), s.src.Size())))
 	}
 	n, err := readFull(s.src, s.winBuf[:min(int64(len(s.winBuf)), s.src.Size()-o)], o)
 	if err != nil {

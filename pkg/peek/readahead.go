@@ -172,6 +172,9 @@ func (r *chunkReader) Next(keep int) (p []byte, pbase int64, err error) {
 	}
 	r.next = c.off + int64(c.n)
 	if r.m != nil {
+		if r.k%8 == 0 {
+			r.m.Release(c.off - int64(keep)) // every 8th chunk: one call per 8 MiB
+		}
 		p = r.m.Data()[c.off-int64(keep) : r.next]
 	} else {
 		copy(c.buf[r.room-keep:r.room], r.carry)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"regexp"
+	"runtime"
 	"testing"
 	"unicode/utf8"
 
@@ -160,4 +161,22 @@ func equalInts(a, b []int64) bool {
 		}
 	}
 	return true
+}
+
+// A peek of a small value allocates in proportion to the value, not a
+// whole scan chunk: a running MCP server answers many such calls.
+func TestSmallPeekAllocates(t *testing.T) {
+	src := newMem([]byte("a\nb\nc\n"), 0)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const calls = 100
+	for range calls {
+		if _, err := lines(src, 1, 10, DefaultCaps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / calls; per > 16<<10 {
+		t.Errorf("a peek of 6 bytes allocates %d bytes", per)
+	}
 }

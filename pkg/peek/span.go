@@ -280,7 +280,7 @@ var nl = []byte{'\n'}
 
 func (s *lineScanner) ensureBuf() {
 	if s.buf == nil {
-		s.buf = make([]byte, scanChunk)
+		s.buf = make([]byte, max(1, min(int64(scanChunk), s.src.Size()))) // see window
 	}
 }
 

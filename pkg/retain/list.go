@@ -2,7 +2,6 @@ package retain
 
 import (
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -17,8 +16,9 @@ const DefaultPageSize = 20
 var testHookValuesListed func()
 
 // Values returns the descriptors of run's committed values, oldest first
-// (by creation time, then id). A descriptor whose content file is missing
-// or of the wrong size is not a value and is left out (verify reports it).
+// (by creation time, then id). Only committed values are listed (the rule
+// of committedValue): a descriptor that does not read, or whose content
+// file is missing or of the wrong size, is left out (verify reports it).
 // It holds the run's lock shared while it reads, so gc cannot collect the
 // run half-way through: the answer is the whole run or ErrCollected.
 func (s *Store) Values(run string) ([]Descriptor, error) {
@@ -45,15 +45,9 @@ func (s *Store) Values(run string) ([]Descriptor, error) {
 		if !ok || !IsClean(id) {
 			continue
 		}
-		d, err := readDescriptor(filepath.Join(dir, e.Name()))
-		if err != nil || string(d.ID) != id {
-			continue
+		if d, prob := committedValue(dir, ID(id)); prob == nil {
+			out = append(out, *d)
 		}
-		fi, err := os.Lstat(filepath.Join(dir, ContentName(d.ID, d.Compression)))
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() != d.StoredBytes {
-			continue
-		}
-		out = append(out, *d)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {

@@ -86,6 +86,17 @@ func (m *Mapping) Guard(f func() error) (err error) {
 	return f()
 }
 
+// Release says the scan is done with the bytes before end: their pages
+// leave the process (they stay in the page cache), so a scan of a large
+// value holds a few chunks in memory, not the value. Reading them again
+// faults them back in.
+func (m *Mapping) Release(end int64) {
+	page := int64(unix.Getpagesize())
+	if end -= end % page; end > 0 {
+		_ = unix.Madvise(m.data[:min(end, int64(len(m.data)))], unix.MADV_DONTNEED)
+	}
+}
+
 // Close unmaps the value. Nothing may read Data after it.
 func (m *Mapping) Close() error {
 	if m.data == nil {

@@ -12,4 +12,5 @@ func (v *Value) Map() (*Mapping, error) { return nil, nil }
 func (m *Mapping) Data() []byte               { return nil }
 func (m *Mapping) Check(off, end int64) error { return nil }
 func (m *Mapping) Guard(f func() error) error { return f() }
+func (m *Mapping) Release(end int64)          {}
 func (m *Mapping) Close() error               { return nil }

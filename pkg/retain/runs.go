@@ -2,6 +2,7 @@ package retain
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,6 +43,8 @@ func (k EntryKind) Debris() bool { return k >= KindTemp }
 // ".steps/<name>".
 type RunEntry struct {
 	Name string
+	// Path is the entry's path relative to the runs-dir.
+	Path string
 	Kind EntryKind
 	// Value is the value an entry of KindValue or KindOrphan is named for.
 	Value ID
@@ -56,14 +59,20 @@ type RunEntry struct {
 	// FIFO, a device or a socket (0 otherwise). retval never makes one, so
 	// verify reports it as corrupt; gc removes it as a stray.
 	Special fs.FileMode
+	// descAbsent: an orphan whose value had no descriptor when scanned
+	// (not a content file its descriptor does not name); RemoveDebris
+	// leaves it if one has arrived since.
+	descAbsent bool
 }
 
 // RunInfo describes a run as a whole: what `catalogue --all` lists and what
 // gc decides on.
 type RunInfo struct {
 	Run ID `json:"run"`
-	// Values counts descriptors whose content file exists (verify checks
-	// that they match).
+	// Values counts the run's committed values: descriptors that read as
+	// their value's, whose content file is there at the size they record
+	// (the rule Values and retain's capacity use; verify also checks the
+	// SHA-256).
 	Values int `json:"values"`
 	// Bytes is the run directory's apparent size, as `du -sb` counts it.
 	Bytes int64 `json:"bytes"`
@@ -147,9 +156,9 @@ func (s *Store) RunIDs() ([]ID, error) {
 }
 
 // ScanRun lists a run directory with sizes, modification times and what
-// each entry is. It reads directories and file metadata only, never
-// content (except a descriptor, in the rare case a value has both a plain
-// and a compressed content file).
+// each entry is. It reads directories, file metadata and the descriptors
+// of values that have content (to count committed values by the one
+// rule), never content.
 func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 	dir, err := s.lookupRun(run)
 	if err != nil {
@@ -217,7 +226,7 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 				if descs[id] {
 					e.Kind = KindValue
 				} else {
-					e.Kind = KindOrphan
+					e.Kind, e.descAbsent = KindOrphan, true
 				}
 				if name != MetaName(id) && name != LinesName(id) {
 					content[id]++
@@ -231,26 +240,26 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 		}
 		ri.Entries = append(ri.Entries, e)
 	}
-	// A value with both a plain and a compressed content file owns only the
-	// one its descriptor names; the other is a stray copy.
+	// Values counts by the one rule (committedValue), reading the
+	// descriptor of every value that has some content file.
 	for id, n := range content {
-		if n < 2 || !descs[id] {
+		if !descs[id] {
 			continue
 		}
-		d, err := readDescriptor(filepath.Join(dir, MetaName(id)))
-		if err != nil {
-			continue // verify reports the descriptor; keep both meanwhile
+		d, prob := committedValue(dir, id)
+		if prob == nil {
+			ri.Values++
 		}
+		if n < 2 || d == nil {
+			continue // a descriptor that does not read: verify reports it; keep both meanwhile
+		}
+		// A value with both a plain and a compressed content file owns
+		// only the one its descriptor names; the other is a stray copy.
 		for i := range ri.Entries {
 			e := &ri.Entries[i]
 			if e.Value == id && e.Kind == KindValue && e.Name != MetaName(id) && e.Name != LinesName(id) && e.Name != ContentName(id, d.Compression) {
 				e.Kind = KindOrphan
 			}
-		}
-	}
-	for _, e := range ri.Entries {
-		if e.Kind == KindValue && e.Name == MetaName(e.Value) && content[e.Value] > 0 {
-			ri.Values++
 		}
 	}
 	for _, e := range ri.Entries {
@@ -263,6 +272,9 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 		ri.LastActivity = dfi.ModTime()
 	}
 	sort.Slice(ri.Entries, func(i, j int) bool { return ri.Entries[i].Name < ri.Entries[j].Name })
+	for i := range ri.Entries {
+		ri.Entries[i].Path = filepath.Join(filepath.Base(dir), ri.Entries[i].Name)
+	}
 	return ri, nil
 }
 
@@ -337,8 +349,8 @@ func (s *Store) RunBusy(run ID) (bool, error) {
 }
 
 // LockRunExclusive takes run's lock exclusively without waiting, as gc
-// does before it changes a run: it fails with flock.ErrBusy when a writer
-// holds the lock. The lock file is created if the run has none.
+// does before it changes a run: it fails with an ErrBusy error when a
+// writer holds the lock. The lock file is created if the run has none.
 func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
 	dir, err := s.lookupRun(run)
 	if err != nil {
@@ -351,13 +363,20 @@ func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
 	}
 	if err := flock.TryExclusive(f); err != nil {
 		f.Close()
+		if errors.Is(err, flock.ErrBusy) {
+			return nil, errRunBusy(run)
+		}
 		return nil, err
 	}
 	fi1, err1 := f.Stat()
 	fi2, err2 := os.Lstat(lp)
 	if err1 != nil || err2 != nil || !os.SameFile(fi1, fi2) {
 		f.Close()
-		return nil, flock.ErrBusy
+		return nil, errRunBusy(run)
 	}
 	return &RunLock{Run: run, Dir: dir, f: f}, nil
+}
+
+func errRunBusy(run ID) error {
+	return &Error{Code: CodeBusy, Err: fmt.Errorf("run %s: a writer holds its lock", run)}
 }

@@ -1,5 +1,158 @@
 package retain
 
-// StepName is the file name, inside a run's StepsDir, of the lookup-budget
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/retval/retval/internal/flock"
+	"github.com/retval/retval/internal/fsx"
+)
+
+// stepName is the file name, inside a run's .steps, of the lookup-budget
 // ledger of a step.
-func StepName(step ID) string { return string(step) + ".json" }
+func stepName(step ID) string { return string(step) + ".json" }
+
+// ledgerSize is a ledger file's fixed size: each update overwrites the
+// whole record in place with one write, never changing the file's length.
+const ledgerSize = 256
+
+// maxLedgerSize bounds a ledger's read: a file longer than a few records
+// is not one retval wrote.
+const maxLedgerSize = 4 * ledgerSize
+
+// StepSpent is what a step has used of its lookup budget, as its ledger
+// records it: lookups answered or failed, and bytes of their results after
+// JSON escaping.
+type StepSpent struct {
+	Lookups int64 `json:"lookups"`
+	Bytes   int64 `json:"bytes"` // after JSON escaping
+}
+
+type ledgerRecord struct {
+	Step ID `json:"step"`
+	StepSpent
+}
+
+// StepLedger is one step's ledger, held: the run's lock shared (gc leaves
+// the run alone) and the ledger's own lock exclusive (another process
+// spending on the same step waits), until Close.
+type StepLedger struct {
+	lock  *RunLock
+	f     *os.File
+	step  ID
+	spent StepSpent
+}
+
+// OpenStepLedger opens and locks step's ledger in run, creating .steps and
+// the ledger as needed; the run must exist. Neither is ever followed
+// through a symlink, and the ledger is opened so that a FIFO or a device in
+// its place neither blocks nor is read: each is corrupt, saying what to do.
+// A ledger is read through a bound of a few records' size. A new step's
+// ledger entry is made durable before OpenStepLedger returns, so nothing
+// is answered under a step a crash could forget.
+func (s *Store) OpenStepLedger(run, step ID) (*StepLedger, error) {
+	lock, err := s.LockRun(run)
+	if err != nil {
+		return nil, err
+	}
+	l := &StepLedger{lock: lock, step: step}
+	if err := l.open(); err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *StepLedger) open() error {
+	root, err := fsx.OpenRoot(l.lock.Dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	steps, err := root.MkdirOpen(stepsDirName, dirMode)
+	if err != nil {
+		if fsx.Refused(err) || errors.Is(err, fsx.ErrNotDir) {
+			return Errorf(CodeCorrupt, "step ledgers' directory %s cannot hold ledgers: remove it and retval makes it again, or resolve without --step; it is not a directory (symlinks are never followed)", root.Join(stepsDirName))
+		}
+		return err
+	}
+	defer steps.Close()
+	name := stepName(l.step)
+	p := steps.Join(name)
+	f, err := steps.OpenFile(name, os.O_RDWR|os.O_CREATE, fileMode)
+	switch {
+	case errors.Is(err, fsx.ErrSymlink):
+		return Errorf(CodeCorrupt, "step ledger %s is a symlink and is never followed; start a new step with another --step id", p)
+	case errors.Is(err, fsx.ErrNotRegular):
+		return Errorf(CodeCorrupt, "step ledger %s is not a regular file (a FIFO, a device or a directory) and is never read; remove it, or start a new step with another --step id", p)
+	case err != nil:
+		return err
+	}
+	if err := flock.Exclusive(f); err != nil {
+		f.Close()
+		return err
+	}
+	l.f = f
+	b, err := fsx.ReadAll(f, p, maxLedgerSize)
+	if err != nil {
+		f.Close()
+		if fsx.Refused(err) {
+			return Errorf(CodeCorrupt, "step ledger %s is unreadable (over %d bytes, and retval writes %d); start a new step with another --step id", p, maxLedgerSize, ledgerSize)
+		}
+		return err
+	}
+	if len(b) == 0 {
+		// A new step: make its ledger's entry durable before anything is
+		// answered under it.
+		if err := steps.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		return nil
+	}
+	var rec ledgerRecord
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
+		f.Close()
+		return Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
+	}
+	l.spent = rec.StepSpent
+	return nil
+}
+
+// Step is the ledger's step.
+func (l *StepLedger) Step() ID { return l.step }
+
+// Spent is what the ledger recorded when it was opened (or last saved).
+func (l *StepLedger) Spent() StepSpent { return l.spent }
+
+// Save overwrites the record in place, with one write that never changes
+// the file's length, and syncs it: once Save returns, a crash cannot make
+// the step forget what it spent.
+func (l *StepLedger) Save(sp StepSpent) error {
+	b, err := json.Marshal(ledgerRecord{Step: l.step, StepSpent: sp})
+	if err != nil {
+		return err
+	}
+	if len(b) >= ledgerSize {
+		return fmt.Errorf("step ledger record of %d bytes does not fit in %d", len(b), ledgerSize)
+	}
+	rec := append(b, bytes.Repeat([]byte{' '}, ledgerSize-1-len(b))...)
+	rec = append(rec, '\n')
+	if _, err := l.f.WriteAt(rec, 0); err != nil {
+		return err
+	}
+	if err := l.f.Sync(); err != nil {
+		return err
+	}
+	l.spent = sp
+	return nil
+}
+
+// Close lets the ledger and the run go.
+func (l *StepLedger) Close() {
+	l.f.Close()
+	l.lock.Unlock()
+}

@@ -122,7 +122,8 @@ func (s *Store) RemoveTombstone(run ID) error {
 // TombstoneFile is an entry of the tombstone directory as gc sees it.
 type TombstoneFile struct {
 	Name  string
-	Bytes int64 // apparent size (of the whole tree, for a directory)
+	Path  string // relative to the runs-dir
+	Bytes int64  // apparent size (of the whole tree, for a directory)
 	// Temp: a writer's temporary file. Only gc writes tombstones, under
 	// its lock, so one found by a gc holding the lock is debris.
 	Temp bool
@@ -136,12 +137,16 @@ type TombstoneFile struct {
 
 // TombstoneFiles lists the tombstone directory, reading each tombstone
 // within its bound. No directory (no gc collected anything yet) is an
-// empty list; a symlink in place of .retval or of the directory is an
-// *fsx.PathError, and nothing behind it is read.
+// empty list; a symlink in place of .retval or of the directory is a
+// *RefusedError (wrapping an *fsx.PathError), and nothing behind it is
+// read.
 func (s *Store) TombstoneFiles() ([]TombstoneFile, error) {
 	d, err := s.openTombstoneDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	if isRefusal(err) {
+		return nil, &RefusedError{Path: filepath.Join(storeDirName, tombstoneDir), Err: err}
 	}
 	if err != nil {
 		return nil, err
@@ -153,7 +158,7 @@ func (s *Store) TombstoneFiles() ([]TombstoneFile, error) {
 	}
 	out := make([]TombstoneFile, 0, len(names))
 	for _, name := range names {
-		f := TombstoneFile{Name: name, Temp: IsTemp(name)}
+		f := TombstoneFile{Name: name, Path: filepath.Join(storeDirName, tombstoneDir, name), Temp: IsTemp(name)}
 		f.Bytes, err = d.TreeSize(name)
 		if err != nil {
 			return nil, err

@@ -204,18 +204,14 @@ func debrisWhy(e RunEntry, hasDesc bool) string {
 // verifyValue checks one value and returns what is wrong with it. bytes
 // accumulates what was hashed.
 func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
-	meta := MetaName(id)
-	d, err := readDescriptor(filepath.Join(dir, meta))
-	if err != nil {
-		return []Problem{{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor unreadable: %v", err)}}
+	// First the rule every listing counts by; then what only verify does:
+	// open the content (re-checking it, as it may have changed since),
+	// its index, and every byte against the digests.
+	d, prob := committedValue(dir, id)
+	if prob != nil {
+		return []Problem{prob.problem()}
 	}
-	if d.ID != id {
-		return []Problem{{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor names value %q", d.ID)}}
-	}
-	if d.Compression != CompressNone && d.Compression != CompressZstd {
-		return []Problem{{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("unknown compression %q", d.Compression)}}
-	}
-	name := ContentName(id, d.Compression)
+	meta, name := MetaName(id), ContentName(id, d.Compression)
 	bad := func(format string, args ...any) []Problem {
 		return []Problem{{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}}
 	}

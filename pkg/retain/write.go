@@ -617,14 +617,12 @@ func (w *writer) capacity(d *Descriptor) (string, error) {
 		if !ok || !IsClean(id) {
 			continue
 		}
-		n++
-		if L.MaxRunBytes > 0 {
-			old, err := readDescriptor(filepath.Join(w.dir, e.Name()))
-			if err != nil {
-				continue // not a value: counts for nothing
-			}
-			total += old.Size
+		old, prob := committedValue(w.dir, ID(id))
+		if prob != nil {
+			continue // not a committed value: counts for nothing
 		}
+		n++
+		total += old.Size
 	}
 	switch {
 	case L.MaxRunValues > 0 && n+1 > L.MaxRunValues:
