@@ -133,8 +133,7 @@ func report(args []string, err error, stdout, stderr io.Writer) int {
 		name = args[1]
 	}
 	code := retain.CodeOf(err)
-	msg, hint := splitHint(err.Error())
-	msg = oneLine(msg)
+	msg, hint := oneLine(err.Error()), hintOf(err)
 	if hint == "" {
 		hint = hintFor(err, msg)
 	}

@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -41,10 +43,11 @@ on, and the value is partial with the exact count of bytes discarded.
 --tail is held in memory, so it is at most --max-value-size.
 
 --timeout DUR (90s, 15m, 2h) kills the command's whole process group
-(what it started, too) and keeps what it printed. SIGINT and SIGTERM sent
-to retval are forwarded to the group, and the output so far is kept. The
-command runs in a process group of its own: run interactive programs
-without retval.
+(what it started, too) and keeps what it printed. The run ends when the
+command itself exits: what it left running is not waited for. SIGINT,
+SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to retval are forwarded
+to the group, and the output so far is kept. On a terminal, the command is
+given it (it reads it, ^C reaches it) and retval takes it back after.
 
 Without --call, a short call id unused in the run is picked ("x7kq2m")
 and shown in the stub, so the one reading it need not invent ids. Without
@@ -62,7 +65,8 @@ Example:
 
 Exit status: the command's own (124 on timeout, 128+N for signal N);
 when the command did not run, 2 usage (no command, bad flag, command not
-found or not executable) or 1 (I/O).`,
+found or not executable) or 4 (the run is full); 1 when its output could
+not be kept or shown (I/O).`,
 		Flags: append(globalFlags("off", "policy", "compress", "read-more", "threshold", "preview-bytes", "peek-lines",
 			"max-value-size", "max-run-bytes", "max-run-values"),
 			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (default: a short unused one, shown in the stub)"},
@@ -130,46 +134,114 @@ func runExec(c *cli.Context, e *env) error {
 			Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: readMore}
 	}
 	var jw *verbatimJSON
-	if r.JSON {
+	if r.JSON && !r.Off {
 		jw = &verbatimJSON{w: e.stdout}
 		o.Out = jw
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, execute.Forwarded...)
 	defer signal.Stop(sigs)
 	o.Signals = sigs
+	// A closed stdout must not end retval by SIGPIPE, leaving the command
+	// without its reader: writing then fails, and that is said. Caught,
+	// not ignored, so that the command does not inherit it ignored.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 
 	res, err := execute.Run(logStore(dir, e, "exec"), o)
 	if res == nil {
 		return err // the command did not run
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "retval: exec: %v (%s)\n", oneLine(err.Error()), retain.CodeOf(err))
+		// Retaining failed once the command had run: retval's failure,
+		// with its code, saying what the command did.
+		return &execFailure{err: err, status: res.Status, off: r.Off}
 	}
-	for _, s := range []struct {
-		res *retain.Result
-		err bool // stderr's, with --stderr separate: its stub goes to stderr
-	}{{res.Stdout, false}, {res.Stderr, true}} {
-		if s.res == nil {
-			continue
-		}
-		if s.res.Warning != nil {
-			fmt.Fprintf(e.stderr, "retval: exec: warning: %v\n", s.res.Warning)
-		}
-		switch {
-		case s.err && !s.res.Verbatim:
-			fmt.Fprint(e.stderr, s.res.Stub)
-		case s.err:
-		case r.JSON && s.res.Verbatim:
-			jw.finish(s.res.Warning)
-		case r.JSON:
-			writeJSON(e.stdout, retainJSON{Descriptor: s.res.Descriptor, Retained: s.res.Retained, Stub: s.res.Stub, NotRetained: s.res.NotRetained})
-		case !s.res.Verbatim:
-			fmt.Fprint(e.stdout, s.res.Stub)
-		}
+	if res.Warning != nil {
+		fmt.Fprintf(e.stderr, "retval: exec: warning: %v\n", res.Warning)
+	}
+	if werr := writeExec(e, r.JSON, jw, res); werr != nil {
+		return werr
 	}
 	if res.Status != 0 {
 		return execStatus(res.Status)
 	}
 	return nil
 }
+
+// writeExec shows what became of the output: the stub (stdout's on
+// stdout, a separate stderr's on stderr), or with --json one object on
+// stdout describing both, with the command's exit status.
+func writeExec(e *env, asJSON bool, jw *verbatimJSON, res *execute.Result) error {
+	for _, r := range []*retain.Result{res.Stdout, res.Stderr} {
+		if r != nil && r.Warning != nil {
+			fmt.Fprintf(e.stderr, "retval: exec: warning: %v\n", r.Warning)
+		}
+	}
+	if res.Stdout == nil { // --off: the output went through
+		return nil
+	}
+	if !asJSON {
+		if !res.Stdout.Verbatim {
+			if _, err := io.WriteString(e.stdout, res.Stdout.Stub); err != nil {
+				return err
+			}
+		}
+		if res.Stderr != nil && !res.Stderr.Verbatim {
+			if _, err := io.WriteString(e.stderr, res.Stderr.Stub); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	extra := map[string]any{}
+	if res.Stderr != nil {
+		extra["stderr_value"] = execJSONOf(res.Stderr)
+	}
+	if res.Stdout.Verbatim {
+		extra["exit_code"], extra["timed_out"] = res.Status, res.TimedOut
+		return jw.finishWith(res.Stdout.Warning, extra)
+	}
+	b, err := json.Marshal(retainJSON{Descriptor: res.Stdout.Descriptor, Retained: res.Stdout.Retained, Stub: res.Stdout.Stub, NotRetained: res.Stdout.NotRetained})
+	if err != nil {
+		return err
+	}
+	if len(extra) > 0 {
+		x, err := json.Marshal(extra)
+		if err != nil {
+			return err
+		}
+		b = append(append(b[:len(b)-1], ','), x[1:]...)
+	}
+	_, err = e.stdout.Write(append(b, '\n'))
+	return err
+}
+
+// execJSONOf describes the stderr value: its descriptor, retained and
+// stub; when it was printed as it is (on stderr), retained false and
+// verbatim true.
+func execJSONOf(r *retain.Result) any {
+	if r.Verbatim {
+		return map[string]any{"retained": false, "verbatim": true}
+	}
+	return retainJSON{Descriptor: r.Descriptor, Retained: r.Retained, Stub: r.Stub, NotRetained: r.NotRetained}
+}
+
+// execFailure is a failure to retain the output of a command that ran:
+// its code is retval's, and it says the command's status (exit_code in
+// the JSON error).
+type execFailure struct {
+	err    error
+	status int
+	off    bool // the output was passed through, not retained
+}
+
+func (f *execFailure) Error() string {
+	if f.off {
+		return fmt.Sprintf("%v; the command ran and exited %d", f.err, f.status)
+	}
+	return fmt.Sprintf("%v; the command ran and exited %d, its output was not kept", f.err, f.status)
+}
+func (f *execFailure) Unwrap() error                { return f.err }
+func (f *execFailure) ErrorDetails() map[string]any { return map[string]any{"exit_code": f.status} }

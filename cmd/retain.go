@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -130,18 +131,29 @@ func (v *verbatimJSON) Write(p []byte) (int, error) {
 	return v.s.Write(p)
 }
 
-func (v *verbatimJSON) finish(warning error) error {
+func (v *verbatimJSON) finish(warning error) error { return v.finishWith(warning, nil) }
+
+// finishWith ends the object with the warning, if any, and the fields
+// of extra (in key order).
+func (v *verbatimJSON) finishWith(warning error, extra map[string]any) error {
 	if _, err := v.Write(nil); err != nil {
 		return err
 	}
 	if err := v.s.Close(); err != nil {
 		return err
 	}
-	tail := `"}` + "\n"
+	tail := `"`
 	if warning != nil {
 		w := jsonstr.Append(nil, []byte(warning.Error()))
-		tail = `","warning":"` + string(w) + tail
+		tail += `,"warning":"` + string(w) + `"`
 	}
-	_, err := io.WriteString(v.w, tail)
+	if len(extra) > 0 {
+		b, err := json.Marshal(extra)
+		if err != nil {
+			return err
+		}
+		tail += "," + string(b[1:len(b)-1])
+	}
+	_, err := io.WriteString(v.w, tail+"}\n")
 	return err
 }

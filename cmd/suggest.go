@@ -11,30 +11,21 @@ import (
 )
 
 // Hints: the second line of an error message, "hint: …", saying what to do
-// next. Main prints it under the one-line error, and --json puts it in the
-// error object's "hint".
-
-const hintSep = "\nhint: "
+// next. They travel as a *retain.HintError; report prints the hint under
+// the one-line error (--json leaves it out: hints are for people).
 
 // withHint adds a hint line to err, keeping its code.
 func withHint(err error, format string, args ...any) error {
-	return &hinted{err: err, hint: fmt.Sprintf(format, args...)}
+	return retain.WithHint(err, fmt.Sprintf(format, args...))
 }
 
-type hinted struct {
-	err  error
-	hint string
-}
-
-func (h *hinted) Error() string { return h.err.Error() + hintSep + h.hint }
-func (h *hinted) Unwrap() error { return h.err }
-
-// splitHint separates an error message from its hint ("" if none).
-func splitHint(msg string) (string, string) {
-	if i := strings.Index(msg, hintSep); i >= 0 {
-		return msg[:i], msg[i+len(hintSep):]
+// hintOf returns the hint err carries, "" if none.
+func hintOf(err error) string {
+	var h *retain.HintError
+	if errors.As(err, &h) {
+		return h.Hint
 	}
-	return msg, ""
+	return ""
 }
 
 // hintFor returns the hint Main adds to an error that carries none, from

@@ -40,6 +40,11 @@ const (
 // StderrSuffix is appended to the call id of the stderr value (Separate).
 const StderrSuffix = ".stderr"
 
+// Forwarded are the signals the CLI forwards to the command's process
+// group (see Options.Signals): those that would otherwise end retval
+// and leave the command running without its reader.
+var Forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
 // Status of a command stopped by its timeout, as timeout(1) reports it.
 const StatusTimedOut = 124
 
@@ -52,7 +57,9 @@ type Options struct {
 	Retain retain.RetainOptions
 	// Args is the command and its arguments; Args[0] is looked up in PATH.
 	Args []string
-	// Stdin is passed to the command (nil: no input).
+	// Stdin is passed to the command (nil: no input). One that is not an
+	// *os.File is copied in by a goroutine, which may still sit in a Read
+	// of it after Run has returned.
 	Stdin io.Reader
 	// Out receives stdout (merged: both streams) when it is small enough
 	// to be shown as it is; a retained output's stub is in the Result.
@@ -94,14 +101,19 @@ type Result struct {
 	// Stdout is what became of stdout (merged: of both streams); Stderr
 	// that of stderr with Separate, else nil.
 	Stdout, Stderr *retain.Result
+	// Warning says what was not retained as asked, though nothing was
+	// lost (stderr printed as it came, the run having room for stdout
+	// alone).
+	Warning error
 }
 
 func usage(format string, args ...any) error { return retain.Errorf(retain.CodeUsage, format, args...) }
 
 // Run runs o.Args and retains its output in s. When the command cannot be
-// started, the error says it did not run, and there is no Result. Once
-// it has run, the Result is always returned, with its Status, even when
-// retaining failed (the error then says why).
+// started, or an explicit call id already names a value, or the run
+// cannot take another value, the error says it did not run, and there is
+// no Result. Once it has run, the Result is always returned, with its
+// Status, even when retaining failed (the error then says why).
 func Run(s *retain.Store, o Options) (*Result, error) {
 	if len(o.Args) == 0 || o.Args[0] == "" {
 		return nil, usage("no command given: put it after --, as in retval exec -- go test ./...")
@@ -133,6 +145,17 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	} else if _, err := retain.Sanitize(call); err != nil {
 		return nil, usage("call id: %v", err)
 	}
+	// A call id that already names a value: the output is retained again
+	// (the same bytes give the same stub) or, being other bytes, shown in
+	// full; it is kept aside meanwhile, so that either way nothing is lost.
+	again := s.Taken(o.Retain.Run, call) || (o.Stderr == Separate && s.Taken(o.Retain.Run, call+StderrSuffix))
+	room, err := roomOf(s, o.Retain.Run, L)
+	if err != nil {
+		return nil, err
+	}
+	if room.values == 0 && !again {
+		return nil, retain.Errorf(retain.CodeCapacity, "run %q holds max-run-values %d values; the command did not run: raise the limit or start a new run", o.Retain.Run, L.MaxRunValues)
+	}
 
 	p, err := start(o)
 	if err != nil {
@@ -140,13 +163,19 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	}
 	go p.watch(o.Timeout, o.Signals)
 	res := &Result{Call: call}
-	streams := []*stream{{r: p.stdout, out: o.Out, call: call}}
+	streams := []*stream{{r: p.stdout, out: o.Out, call: call, again: again}}
 	if p.stderr != nil {
 		errOut := o.ErrOut
 		if errOut == nil {
 			errOut = io.Discard
 		}
-		st := &stream{r: p.stderr, out: errOut, call: call + StderrSuffix, done: make(chan struct{})}
+		st := &stream{r: p.stderr, out: errOut, call: call + StderrSuffix, again: again, done: make(chan struct{})}
+		if room.values == 1 {
+			// One value left: it is stdout's, the primary output;
+			// stderr goes through as it comes.
+			st.through = true
+			res.Warning = fmt.Errorf("run %q has room for one more value: it holds stdout, stderr was printed as it came", o.Retain.Run)
+		}
 		streams = append(streams, st)
 		// The stdout value names the stderr value, so it is committed
 		// once stderr's is decided.
@@ -161,15 +190,19 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	var wg sync.WaitGroup
 	for _, st := range streams {
 		wg.Go(func() {
-			st.res, st.err = p.retain(s, o, L, st)
+			if st.through {
+				st.err = p.copyOut(st.out, st.r)
+			} else {
+				st.res, st.err = p.retain(s, o, L, room, st)
+			}
 			if st.done != nil {
 				close(st.done)
 			}
 		})
 	}
 	wg.Wait()
-	p.wait()
-	res.Status, res.TimedOut, res.Stopped = p.status, p.timedOut, p.stopped
+	<-p.exited
+	res.Status, res.TimedOut, res.Stopped = p.result()
 	res.Stdout = streams[0].res
 	var errs []error
 	for _, st := range streams {
@@ -181,41 +214,89 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	return res, errors.Join(errs...)
 }
 
+// room is what the run can still take: values (-1: no limit) and bytes
+// (-1: no limit).
+type room struct{ values, bytes int64 }
+
+// roomOf reads the run's values against its limits. A run that does not
+// exist yet has all the room.
+func roomOf(s *retain.Store, run string, L retain.Effective) (room, error) {
+	r := room{values: -1, bytes: -1}
+	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
+		return r, nil
+	}
+	vals, err := s.Values(run)
+	if c := retain.CodeOf(err); c == retain.CodeUnknownReference || c == retain.CodeCollected {
+		// No values yet: retain decides what becomes of the run.
+		vals, err = nil, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	if L.MaxRunValues > 0 {
+		r.values = max(0, L.MaxRunValues-int64(len(vals)))
+	}
+	if L.MaxRunBytes > 0 {
+		var total int64
+		for _, d := range vals {
+			total += d.Size
+		}
+		r.bytes = max(0, L.MaxRunBytes-total)
+	}
+	return r, nil
+}
+
 // passThrough runs the command with its output going straight to Out.
 func passThrough(o Options) (*Result, error) {
 	out := o.Out
 	if out == nil {
 		out = io.Discard
 	}
+	errOut := o.ErrOut
+	if errOut == nil {
+		errOut = io.Discard
+	}
 	p, err := start(o)
 	if err != nil {
 		return nil, err
 	}
 	go p.watch(o.Timeout, o.Signals)
-	pipes := []struct {
-		r *os.File
-		w io.Writer
-	}{{p.stdout, out}}
-	if p.stderr != nil {
-		pipes = append(pipes, struct {
-			r *os.File
-			w io.Writer
-		}{p.stderr, o.ErrOut})
-	}
 	var wg sync.WaitGroup
 	var errs [2]error
-	for i, c := range pipes {
-		wg.Go(func() {
-			defer c.r.Close()
-			if c.w == nil {
-				c.w = io.Discard
-			}
-			_, errs[i] = io.Copy(c.w, c.r)
-		})
+	wg.Go(func() { errs[0] = p.copyOut(out, p.stdout) })
+	if p.stderr != nil {
+		wg.Go(func() { errs[1] = p.copyOut(errOut, p.stderr) })
 	}
 	wg.Wait()
-	p.wait()
-	return &Result{Status: p.status, TimedOut: p.timedOut}, errors.Join(errs[:]...)
+	<-p.exited
+	status, timedOut, _ := p.result()
+	return &Result{Status: status, TimedOut: timedOut}, errors.Join(errs[:]...)
+}
+
+// copyOut copies one of the command's pipes to w. When w fails (a closed
+// pipe, a full disk), the pipe is closed, so that the command learns of
+// it as it would writing there itself (SIGPIPE), and the error is
+// returned once the command is done.
+func (p *proc) copyOut(w io.Writer, r *os.File) error {
+	defer r.Close()
+	_, err := io.Copy(w, untilDone{r})
+	if err != nil {
+		r.Close()
+		return fmt.Errorf("writing the command's output: %w", err)
+	}
+	return nil
+}
+
+// untilDone reads one of the command's pipes and ends where the deadline
+// set once the command has exited (see proc.reap) cuts it.
+type untilDone struct{ f *os.File }
+
+func (u untilDone) Read(b []byte) (int, error) {
+	n, err := u.f.Read(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = io.EOF
+	}
+	return n, err
 }
 
 // stream is one of the command's output pipes on its way to the store.
@@ -225,6 +306,12 @@ type stream struct {
 	call string
 	res  *retain.Result
 	err  error
+	// through: the run has no room for this stream, which is copied to
+	// out as it comes.
+	through bool
+	// again: the call id names a value already; the output is kept aside
+	// until it is known to be the same (see keptAside).
+	again bool
 	// done is closed once res and err are set (the stderr stream's).
 	done chan struct{}
 	// stderr, for stdout beside a separate stderr, waits for the stderr
@@ -236,23 +323,37 @@ type stream struct {
 type proc struct {
 	cmd            *exec.Cmd
 	stdout, stderr *os.File // the read ends of its pipes
+	tty            *os.File // the terminal it was given, or nil
+	stdin          *os.File // the write end of its stdin, fed from Options.Stdin
 
-	once     sync.Once
-	done     chan struct{} // closed once it has been waited for
+	exited   chan struct{} // closed once it has been waited for
 	mu       sync.Mutex
 	timedOut bool
 	stopped  bool
 	status   int
 }
 
+func isFile(r io.Reader) bool {
+	_, ok := r.(*os.File)
+	return ok
+}
+
+// Linger is how long the pipes are still read once the command has
+// exited (or was killed): what it wrote just before is in them, but a
+// process it left behind may hold them open for as long as it likes.
+var Linger = 250 * time.Millisecond
+
 // start starts the command in a process group of its own, so that a
-// timeout or a forwarded signal reaches everything it started.
+// timeout or a forwarded signal reaches everything it started. When
+// stdin is the terminal retval runs in the foreground of, the command's
+// group is given the terminal (as a shell does), so that it can read it
+// and ^C reaches it, and retval takes it back once the command is done.
 func start(o Options) (*proc, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{stdout: outR, done: make(chan struct{})}
+	p := &proc{stdout: outR, exited: make(chan struct{})}
 	closeAll := []*os.File{outW}
 	cmd := exec.Command(o.Args[0], o.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, outW, outW
@@ -267,9 +368,23 @@ func start(o Options) (*proc, error) {
 		closeAll = append(closeAll, errW)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Stdin that is not a file is copied in by a goroutine, which may sit
-	// in a read after the command is gone: do not wait for it long.
-	cmd.WaitDelay = time.Second
+	if f, ok := o.Stdin.(*os.File); ok && foregroundTTY(f) {
+		p.tty = f
+		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, int(f.Fd())
+	}
+	if o.Stdin != nil && !isFile(o.Stdin) {
+		// Stdin that is not a file is copied in by a goroutine of ours,
+		// which may sit in a read after the command is gone: exec does
+		// not wait for it (the pipe is closed once the command exited).
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			outR.Close()
+			outW.Close()
+			return nil, err
+		}
+		cmd.Stdin, p.stdin = inR, inW
+		closeAll = append(closeAll, inR)
+	}
 	p.cmd = cmd
 	err = cmd.Start()
 	for _, f := range closeAll {
@@ -280,9 +395,58 @@ func start(o Options) (*proc, error) {
 		if p.stderr != nil {
 			p.stderr.Close()
 		}
+		if p.stdin != nil {
+			p.stdin.Close()
+		}
 		return nil, usage("cannot run %q: %v; the command did not run", o.Args[0], unwrapExec(err))
 	}
+	if p.stdin != nil {
+		go func() {
+			io.Copy(p.stdin, o.Stdin)
+			p.stdin.Close()
+		}()
+	}
+	go p.reap()
 	return p, nil
+}
+
+// reap waits for the command itself, sets its status, takes the terminal
+// back, and gives the pipes Linger more to drain: a process the command
+// left running cannot keep exec waiting.
+func (p *proc) reap() {
+	p.cmd.Wait()
+	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	p.mu.Lock()
+	switch {
+	case p.timedOut:
+		p.status = StatusTimedOut
+	case ws.Signaled():
+		p.status = 128 + int(ws.Signal())
+	default:
+		p.status = ws.ExitStatus()
+	}
+	p.mu.Unlock()
+	if p.tty != nil {
+		takeTerminal(p.tty)
+	}
+	if p.stdin != nil {
+		p.stdin.Close()
+	}
+	close(p.exited)
+	end := time.Now().Add(Linger)
+	for _, f := range []*os.File{p.stdout, p.stderr} {
+		if f != nil {
+			f.SetReadDeadline(end)
+		}
+	}
+}
+
+// result is the command's status, whether it timed out and whether it
+// was stopped at the max value size; it has exited.
+func (p *proc) result() (int, bool, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status, p.timedOut, p.stopped
 }
 
 // unwrapExec drops os/exec's repetition of the command's name.
@@ -304,7 +468,8 @@ func (p *proc) kill(sig syscall.Signal) {
 }
 
 // watch stops the command at its timeout and forwards signals, until it
-// has been waited for.
+// has exited. The command timed out only if it still ran when the timer
+// fired.
 func (p *proc) watch(timeout time.Duration, signals <-chan os.Signal) {
 	var expired <-chan time.Time
 	if timeout > 0 {
@@ -314,11 +479,15 @@ func (p *proc) watch(timeout time.Duration, signals <-chan os.Signal) {
 	}
 	for {
 		select {
-		case <-p.done:
+		case <-p.exited:
 			return
 		case <-expired:
 			p.mu.Lock()
-			p.timedOut = true
+			select {
+			case <-p.exited:
+			default:
+				p.timedOut = true
+			}
 			p.mu.Unlock()
 			p.kill(syscall.SIGKILL)
 		case sig := <-signals:
@@ -329,7 +498,7 @@ func (p *proc) watch(timeout time.Duration, signals <-chan os.Signal) {
 	}
 }
 
-// stop stops the command because its output passed the max value size.
+// stop stops the command because its output passed what can be kept.
 func (p *proc) stop() {
 	p.mu.Lock()
 	p.stopped = true
@@ -337,40 +506,19 @@ func (p *proc) stop() {
 	p.kill(syscall.SIGKILL)
 }
 
-// wait waits for the command (once) and sets its status.
-func (p *proc) wait() {
-	p.once.Do(func() {
-		p.cmd.Wait()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
-		switch {
-		case p.timedOut:
-			p.status = StatusTimedOut
-		case ws.Signaled():
-			p.status = 128 + int(ws.Signal())
-		default:
-			p.status = ws.ExitStatus()
-		}
-		close(p.done)
-	})
-}
-
 // meta is what the descriptor records once the command is done.
 func (p *proc) meta(base retain.Meta, stopped bool) retain.Meta {
-	p.wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	<-p.exited
+	status, timedOut, _ := p.result()
 	m := base
-	status := p.status
-	m.ExitCode, m.TimedOut, m.Stopped = &status, p.timedOut, stopped
+	m.ExitCode, m.TimedOut, m.Stopped = &status, timedOut, stopped
 	return m
 }
 
 // retain streams one pipe into the store: as it comes, stopping the
-// command at the max value size; or with Tail, keeping the last bytes and
-// retaining them once the command is done.
-func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, st *stream) (*retain.Result, error) {
+// command where the value could not be kept whole; or with Tail, keeping
+// the last bytes and retaining them once the command is done.
+func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, rm room, st *stream) (*retain.Result, error) {
 	defer st.r.Close()
 	ro := o.Retain
 	ro.Call = st.call
@@ -383,7 +531,7 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, st *stream
 	}
 	if o.Tail > 0 {
 		t := newTail(o.Tail)
-		n, err := io.Copy(t, st.r)
+		n, err := io.Copy(t, untilDone{st.r})
 		if err != nil {
 			return nil, fmt.Errorf("reading the command's output: %w", err)
 		}
@@ -392,21 +540,77 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, st *stream
 			m.Partial, m.OmittedBytes = true, &omitted
 		}
 		ro.Meta = m
-		return s.Retain(t.Reader(), st.out, ro)
+		res, err := s.Retain(t.Reader(), st.out, ro)
+		if c := retain.CodeOf(err); st.again && (c == retain.CodeConflict || c == retain.CodeCapacity) {
+			if _, werr := io.Copy(st.out, t.Reader()); werr != nil {
+				return nil, errors.Join(err, werr)
+			}
+			return &retain.Result{Verbatim: true, Warning: fmt.Errorf("could not retain, printed the output in full instead: %w", err)}, nil
+		}
+		return res, err
 	}
-	in := io.Reader(st.r)
-	c := &capped{r: st.r, left: -1, stop: p.stop}
-	if L.MaxValueSize > 0 {
-		c.left = L.MaxValueSize
-		in = c
-	}
+	c := &capped{r: untilDone{st.r}, left: stopAt(L, rm), stop: p.stop}
 	ro.Finish = func() retain.Meta { return withStderr(p.meta(base, c.stopped)) }
-	res, err := s.Retain(in, st.out, ro)
+	if st.again {
+		return keptAside(s, c, st, ro)
+	}
+	res, err := s.Retain(c, st.out, ro)
 	if err != nil {
 		// The command may still be writing: unblock it, it is not read.
 		st.r.Close()
 	}
 	return res, err
+}
+
+// keptAside retains an output whose call id names a value already: it is
+// read into an unlinked temporary file first, so that when the value
+// holds other bytes (a conflict) or the run cannot take it, the output is
+// shown in full instead, with a warning, rather than lost.
+func keptAside(s *retain.Store, in io.Reader, st *stream, ro retain.RetainOptions) (*retain.Result, error) {
+	f, err := os.CreateTemp("", "retval-exec-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	defer f.Close()
+	if _, err := io.Copy(f, in); err != nil {
+		st.r.Close()
+		return nil, fmt.Errorf("keeping the command's output aside: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	res, err := s.Retain(f, st.out, ro)
+	if c := retain.CodeOf(err); c != retain.CodeConflict && c != retain.CodeCapacity {
+		return res, err
+	}
+	if _, serr := f.Seek(0, io.SeekStart); serr != nil {
+		return nil, errors.Join(err, serr)
+	}
+	if _, werr := io.Copy(st.out, f); werr != nil {
+		return nil, errors.Join(err, werr)
+	}
+	return &retain.Result{Verbatim: true, Warning: fmt.Errorf("could not retain, printed the output in full instead: %w", err)}, nil
+}
+
+// stopAt is how much of an output is read before the command is stopped
+// (-1: no end): the most a value can hold, max-value-size or the run's
+// remaining bytes. Where that is within the threshold, an output up to
+// the threshold is still shown whole, and one past it reaches retain one
+// byte over, where it is refused as too big as retain would refuse it:
+// never is a cut output passed off as the whole.
+func stopAt(L retain.Effective, rm room) int64 {
+	limit := int64(-1)
+	if L.MaxValueSize > 0 {
+		limit = L.MaxValueSize
+	}
+	if rm.bytes >= 0 && (limit < 0 || rm.bytes < limit) {
+		limit = rm.bytes
+	}
+	if limit >= 0 && L.Threshold > 0 && limit <= L.Threshold {
+		return L.Threshold + 1
+	}
+	return limit
 }
 
 // capped passes at most left bytes of r, then stops the command and ends;

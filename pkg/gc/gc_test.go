@@ -139,7 +139,7 @@ func TestPlanRules(t *testing.T) {
 				put(t, s, r.name, "v", body)
 				age(t, s.RunDir(retain.ID(r.name)), now, r.idle)
 			}
-			tc.o.Now = func() time.Time { return now }
+			s.Now = func() time.Time { return now }
 			p, err := MakePlan(s, tc.o)
 			if err != nil {
 				t.Fatal(err)
@@ -211,7 +211,8 @@ func TestDryRunIsThePlan(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(s.Dir, ".retval", "trash", "z.values.00"), 0o700)
 	s.WriteTombstone(retain.Tombstone{Run: "ancient", Collected: now.Add(-40 * 24 * time.Hour)})
-	o := Options{MaxAge: 30 * 24 * time.Hour, MaxBytes: 120000, Grace: time.Hour, Now: func() time.Time { return now }}
+	s.Now = func() time.Time { return now }
+	o := Options{MaxAge: 30 * 24 * time.Hour, MaxBytes: 120000, Grace: time.Hour}
 	o.DryRun = true
 	dry, err := Collect(s, o)
 	if err != nil {

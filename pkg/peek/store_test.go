@@ -204,7 +204,8 @@ func testStoreReadAhead(t *testing.T) {
 		m.Close()
 	}
 	caps := Caps{Lines: -1, Bytes: -1}
-	opts := []QueryOptions{{Query: "日本語 ok"}, {Query: "RÉSUMÉ", IgnoreCase: true}, {Query: "level=3 msg=ok", AfterLine: 1000}}
+	opts := []QueryOptions{{Query: "日本語 ok"}, {Query: "RÉSUMÉ", IgnoreCase: true}, {Query: "level=3 msg=ok", AfterLine: 1000},
+		{Query: "029999 level"}, {Query: "no such text"}, {Query: "TIMEOUT 🙂", IgnoreCase: true}, {Query: "user=99"}}
 	withReadAhead(int(retain.BlockSize), 3, func() {
 		for _, o := range opts {
 			want, err := refQuery(b, o, caps)

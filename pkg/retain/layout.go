@@ -44,6 +44,11 @@ type Store struct {
 // Open returns a Store for dir; nothing is created until something is written.
 func Open(dir string) *Store { return &Store{Dir: dir} }
 
+// Clock is the store's clock: Now, or time.Now when Now is nil. Every
+// package that judges ages in a store (gc, stats, catalogue) reads it, so a
+// test or a harness sets one clock for all of them.
+func (s *Store) Clock() time.Time { return s.now() }
+
 func (s *Store) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
