@@ -83,6 +83,7 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: rule, Reason: SkipRefused, Message: blocked})
 			return false
 		}
+		s.CountValues(ri) // only runs gc removes are counted: the rest need no descriptor read
 		p.Remove = append(p.Remove, Removal{Run: ri.Run, Rule: rule, Values: ri.Values, Bytes: ri.Bytes, LastActivity: ri.LastActivity, info: ri})
 		removed[ri.Run] = true
 		return true
@@ -158,7 +159,7 @@ func scanAll(s *retain.Store, ids []retain.ID, o *Options) ([]*retain.RunInfo, [
 	done := 0
 	o.progress("scan", 0, len(ids))
 	parallel(len(ids), o.workers(), func(i int) {
-		ri, err := s.ScanRun(ids[i])
+		ri, err := s.ScanRunEntries(ids[i])
 		if errors.Is(err, retain.ErrNotFound) || errors.Is(err, retain.ErrCollected) {
 			err = nil
 		}

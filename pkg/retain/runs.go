@@ -160,6 +160,19 @@ func (s *Store) RunIDs() ([]ID, error) {
 // of values that have content (to count committed values by the one
 // rule), never content.
 func (s *Store) ScanRun(run ID) (*RunInfo, error) {
+	ri, err := s.ScanRunEntries(run)
+	if err != nil {
+		return nil, err
+	}
+	s.CountValues(ri)
+	return ri, nil
+}
+
+// ScanRunEntries is ScanRun without the count of values (Values is left
+// 0), so it reads no descriptor but in the rare case a value has both a
+// plain and a compressed content file: for a caller that needs the count
+// of only some runs (gc, of the runs it removes), with CountValues.
+func (s *Store) ScanRunEntries(run ID) (*RunInfo, error) {
 	dir, err := s.lookupRun(run)
 	if err != nil {
 		return nil, err
@@ -240,17 +253,12 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 		}
 		ri.Entries = append(ri.Entries, e)
 	}
-	// Values counts by the one rule (committedValue), reading the
-	// descriptor of every value that has some content file.
 	for id, n := range content {
-		if !descs[id] {
+		if n < 2 || !descs[id] {
 			continue
 		}
-		d, prob := committedValue(dir, id)
-		if prob == nil {
-			ri.Values++
-		}
-		if n < 2 || d == nil {
+		d, _ := committedValue(dir, id)
+		if d == nil {
 			continue // a descriptor that does not read: verify reports it; keep both meanwhile
 		}
 		// A value with both a plain and a compressed content file owns
@@ -276,6 +284,20 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 		ri.Entries[i].Path = filepath.Join(filepath.Base(dir), ri.Entries[i].Name)
 	}
 	return ri, nil
+}
+
+// CountValues sets ri.Values to the number of the run's committed values,
+// by the one rule (committedValue): it reads every descriptor
+// ScanRunEntries found.
+func (s *Store) CountValues(ri *RunInfo) {
+	ri.Values = 0
+	for _, e := range ri.Entries {
+		if e.Kind == KindValue && e.Name == metaName(e.Value) {
+			if _, prob := committedValue(ri.Dir, e.Value); prob == nil {
+				ri.Values++
+			}
+		}
+	}
 }
 
 // readDirInfo lists dir with each entry's lstat information.

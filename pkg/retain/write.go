@@ -641,12 +641,7 @@ const MaxDescriptorSize = 1 << 20
 // readDescriptor reads and parses a descriptor without following symlinks,
 // blocking on a FIFO, or reading more than MaxDescriptorSize.
 func readDescriptor(path string) (*Descriptor, error) {
-	f, err := openStoreFile(path, os.O_RDONLY, "descriptor")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := fsx.ReadAll(f, path, MaxDescriptorSize)
+	b, err := fsx.ReadSmall(path, MaxDescriptorSize)
 	if fsx.Refused(err) {
 		return nil, refusal(err, "descriptor")
 	}
