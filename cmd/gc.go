@@ -92,10 +92,11 @@ func runGC(c *cli.Context, e *env) error {
 	if o.MaxAge == 0 {
 		o.MaxAge = gc.Unlimited
 	}
-	if o.Now, err = clock(); err != nil {
+	now, err := clock()
+	if err != nil {
 		return err
 	}
-	store := openStore(r.RunsDir, o.Now)
+	store := openStore(r.RunsDir, now)
 	var bar *progress
 	if isTerminal(e.stderr) {
 		bar = newProgress(e.stderr)

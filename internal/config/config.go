@@ -16,6 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/gc"
 	"github.com/retval/retval/pkg/retain"
 	"go.yaml.in/yaml/v3"
 )
@@ -47,6 +48,34 @@ func (s Setting) Env() string {
 // Key is the config file key of s: the flag in snake case.
 func (s Setting) Key() string { return strings.ReplaceAll(s.Flag, "-", "_") }
 
+// limits are the defaults retain enforces; the settings' defaults are
+// rendered from them (and from gc's), so there is one set of defaults.
+var limits = retain.DefaultLimits()
+
+// sizeText renders a default size the way help shows it: in the largest
+// binary unit that divides it.
+func sizeText(n int64) string {
+	switch {
+	case n != 0 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	case n != 0 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "KiB"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// durationText renders a default duration in whole days or hours (as a
+// setting accepts it), else as Go writes it.
+func durationText(d time.Duration) string {
+	switch {
+	case d != 0 && d%(24*time.Hour) == 0:
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	case d != 0 && d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	}
+	return d.String()
+}
+
 // Settings lists every setting, in the order help and `config` show them.
 var Settings = []Setting{
 	{"runs-dir", "./runs", String, "directory holding the runs"},
@@ -56,19 +85,19 @@ var Settings = []Setting{
 	{"policy", "legacy", String, "at capacity: legacy (preview, no reference) or bounded (exit 4)"},
 	{"compress", "none", String, "content storage: none, zstd or auto"},
 	{"read-more", "peek", String, "stub's read-more line: peek (for a peek tool) or shell (a command to paste into a shell)"},
-	{"threshold", "20KiB", Size, "retain results larger than this (0 retains everything)"},
-	{"preview-bytes", "1024", Size, "head + tail excerpt budget of a stub"},
-	{"peek-lines", "400", Int, "lines per peek"},
-	{"peek-bytes", "16KiB", Size, "output bytes per peek (kept below the threshold)"},
-	{"max-value-size", "16MiB", Size, "largest value retained (0 = no limit)"},
-	{"max-run-bytes", "64MiB", Size, "bytes per run, uncompressed (0 = no limit)"},
-	{"max-run-values", "1024", Int, "values per run (0 = no limit)"},
-	{"max-lookups", "8", Int, "lookups per step"},
-	{"max-lookup-bytes", "8KiB", Size, "raw bytes per lookup"},
-	{"max-step-bytes", "64KiB", Size, "bytes of all lookups of a step, after JSON escaping"},
-	{"max-expand-bytes", "16MiB", Size, "expanded content per expand"},
-	{"grace", "1h", Duration, "gc never touches what was active this recently"},
-	{"max-age", "30d", Duration, "gc removes runs idle longer than this (0 = no age rule)"},
+	{"threshold", sizeText(limits.Threshold), Size, "retain results larger than this (0 retains everything)"},
+	{"preview-bytes", strconv.FormatInt(limits.PreviewBytes, 10), Size, "head + tail excerpt budget of a stub"},
+	{"peek-lines", strconv.FormatInt(limits.PeekLines, 10), Int, "lines per peek"},
+	{"peek-bytes", sizeText(limits.PeekBytes), Size, "output bytes per peek (kept below the threshold)"},
+	{"max-value-size", sizeText(limits.MaxValueSize), Size, "largest value retained (0 = no limit)"},
+	{"max-run-bytes", sizeText(limits.MaxRunBytes), Size, "bytes per run, uncompressed (0 = no limit)"},
+	{"max-run-values", strconv.FormatInt(limits.MaxRunValues, 10), Int, "values per run (0 = no limit)"},
+	{"max-lookups", strconv.FormatInt(limits.MaxLookups, 10), Int, "lookups per step"},
+	{"max-lookup-bytes", sizeText(limits.MaxLookupBytes), Size, "raw bytes per lookup"},
+	{"max-step-bytes", sizeText(limits.MaxStepBytes), Size, "bytes of all lookups of a step, after JSON escaping"},
+	{"max-expand-bytes", sizeText(limits.MaxExpandBytes), Size, "expanded content per expand"},
+	{"grace", durationText(limits.Grace), Duration, "gc never touches what was active this recently"},
+	{"max-age", durationText(gc.DefaultMaxAge), Duration, "gc removes runs idle longer than this (0 = no age rule)"},
 	{"max-bytes", "0", Size, "gc then removes oldest runs until the store is within this size (0 = no cap)"},
 	{"keep-runs", "0", Int, "gc then removes oldest runs until at most this many remain (0 = no cap)"},
 }

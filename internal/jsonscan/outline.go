@@ -33,6 +33,7 @@ type Child struct {
 	Dup bool
 
 	name []byte // the ring's copy of the name
+	hash uint64 // of the name, for the filter
 	// maybeEarlier: a member before this one may have its name (the
 	// filter said so); checked exactly at the end.
 	maybeEarlier bool
@@ -71,28 +72,24 @@ type Outline struct {
 // occurs elsewhere: 1 MiB, whatever the object's size.
 const bloomWords = 1 << 17
 
+// bloom is a blocked Bloom filter: a name sets 4 bits of one word, so a
+// look-up touches one cache line.
 type bloom []uint64
 
-// bit returns probe i of hash h: a word of the filter and a bit in it.
-func (b bloom) bit(h uint64, i uint32) (int, uint64) {
-	x := (uint32(h) + i*(uint32(h>>32)|1)) % (bloomWords * 64)
-	return int(x / 64), 1 << (x % 64)
+// mask returns the word of h and the 4 bits h sets in it.
+func (b bloom) mask(h uint64) (int, uint64) {
+	m := uint64(1)<<(h&63) | uint64(1)<<(h>>6&63) | uint64(1)<<(h>>12&63) | uint64(1)<<(h>>18&63)
+	return int(h >> 24 % bloomWords), m
 }
 
 func (b bloom) has(h uint64) bool {
-	for i := uint32(0); i < 4; i++ {
-		if w, bit := b.bit(h, i); b[w]&bit == 0 {
-			return false
-		}
-	}
-	return true
+	w, m := b.mask(h)
+	return b[w]&m == m
 }
 
 func (b bloom) add(h uint64) {
-	for i := uint32(0); i < 4; i++ {
-		w, bit := b.bit(h, i)
-		b[w] |= bit
-	}
+	w, m := b.mask(h)
+	b[w] |= m
 }
 
 // Outline reads the value that starts at the next non-space byte, in one
@@ -166,11 +163,16 @@ func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
 					r.Dup, ch.Dup = true, true
 				}
 			}
-			keep := i > o.After && (len(out.Head) < o.Head || o.Tail > 0)
-			if keep && !ch.Dup {
+			ch.hash = h
+			// A member the ring keeps enters the filter when it leaves the
+			// ring (its "earlier" is asked at the end); any other at once.
+			inRing := i > o.After && len(out.Head) >= o.Head && o.Tail > 0
+			if i > o.After && len(out.Head) < o.Head && !ch.Dup {
 				ch.maybeEarlier = seen.has(h)
 			}
-			seen.add(h)
+			if !inRing {
+				seen.add(h)
+			}
 			if i > o.After {
 				if len(out.Head) < o.Head {
 					ch.Name = string(name)
@@ -217,6 +219,9 @@ func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
 				ring[(rstart+rn)%o.Tail] = ch
 				rn++
 			} else {
+				if obj {
+					seen.add(ring[rstart].hash) // leaves the ring
+				}
 				ring[rstart] = ch
 				rstart = (rstart + 1) % o.Tail
 			}
@@ -235,6 +240,9 @@ func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
 		ch := ring[(rstart+j)%o.Tail]
 		if obj {
 			ch.Name = string(ch.name)
+			// The filter holds every member but the ring's, which were
+			// compared with each other exactly.
+			ch.maybeEarlier = !ch.Dup && seen.has(ch.hash)
 		}
 		ch.name = nil
 		out.Tail = append(out.Tail, ch)

@@ -33,7 +33,7 @@ import (
 // Defaults of SPEC §2 and §4.
 const (
 	DefaultMaxAge = 30 * 24 * time.Hour
-	DefaultGrace  = time.Hour
+	DefaultGrace  = retain.DefaultGrace
 	// DefaultTombstoneTTL is how long a tombstone outlives its run: after
 	// that, a lookup in the run says unknown_reference instead of collected.
 	DefaultTombstoneTTL = 30 * 24 * time.Hour
@@ -83,8 +83,6 @@ type Options struct {
 	// DefaultTombstoneTTL; Unlimited: kept for ever).
 	TombstoneTTL time.Duration
 	DryRun       bool
-	// Now is the clock (nil = time.Now).
-	Now func() time.Time
 	// Progress, when set, is called as work is done: phase "scan" while
 	// runs are scanned, "collect" while the plan is executed.
 	Progress func(phase string, done, total int)
@@ -105,13 +103,6 @@ func (o *Options) grace() time.Duration { return retain.Bound(o.Grace, DefaultGr
 // tombstoneTTL is how long tombstones are kept, 0 for ever.
 func (o *Options) tombstoneTTL() time.Duration {
 	return retain.Bound(o.TombstoneTTL, DefaultTombstoneTTL)
-}
-
-func (o *Options) now() time.Time {
-	if o.Now != nil {
-		return o.Now()
-	}
-	return time.Now()
 }
 
 func (o *Options) progress(phase string, done, total int) {
@@ -225,7 +216,7 @@ func Collect(s *retain.Store, o Options) (*Report, error) {
 	if missing, err := s.RunsDirMissing(); err != nil {
 		return nil, err
 	} else if missing {
-		r := (&Plan{Now: o.now()}).Report()
+		r := (&Plan{Now: s.Clock()}).Report()
 		r.DryRun, r.NoRunsDir = o.DryRun, true
 		return r, nil
 	}

@@ -139,7 +139,7 @@ func TestPlanRules(t *testing.T) {
 				put(t, s, r.name, "v", body)
 				age(t, s.RunDir(retain.ID(r.name)), now, r.idle)
 			}
-			tc.o.Now = func() time.Time { return now }
+			s.Now = func() time.Time { return now }
 			p, err := MakePlan(s, tc.o)
 			if err != nil {
 				t.Fatal(err)
@@ -211,7 +211,8 @@ func TestDryRunIsThePlan(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(s.Dir, ".retval", "trash", "z.values.00"), 0o700)
 	s.WriteTombstone(retain.Tombstone{Run: "ancient", Collected: now.Add(-40 * 24 * time.Hour)})
-	o := Options{MaxAge: 30 * 24 * time.Hour, MaxBytes: 120000, Grace: time.Hour, Now: func() time.Time { return now }}
+	s.Now = func() time.Time { return now }
+	o := Options{MaxAge: 30 * 24 * time.Hour, MaxBytes: 120000, Grace: time.Hour}
 	o.DryRun = true
 	dry, err := Collect(s, o)
 	if err != nil {
@@ -247,7 +248,7 @@ func TestBusyOtherProcess(t *testing.T) {
 	put(t, s, "busy", "v", []byte("hello\n"))
 	os.WriteFile(filepath.Join(s.RunDir("busy"), ".tmp-w-1"), []byte("in flight"), 0o600)
 	age(t, s.RunDir("busy"), now, 40*24*time.Hour)
-	release := holdLock(t, filepath.Join(s.RunDir("busy"), retain.LockName), false)
+	release := holdLock(t, filepath.Join(s.RunDir("busy"), ".lock"), false)
 	rep, err := Collect(s, Defaults())
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +277,7 @@ func TestBusyAtExecution(t *testing.T) {
 	if err != nil || len(p.Remove) != 1 {
 		t.Fatalf("plan: %v %+v", err, p)
 	}
-	release := holdLock(t, filepath.Join(s.RunDir("r"), retain.LockName), false)
+	release := holdLock(t, filepath.Join(s.RunDir("r"), ".lock"), false)
 	rep, err := Execute(s, p, Defaults())
 	if err != nil || len(rep.Removed) != 0 || skips(rep.Skipped)[0] != "r:max-age:busy" {
 		t.Fatalf("%v %+v", err, rep)

@@ -14,7 +14,7 @@ import (
 // (it tries run locks, without waiting, to see which runs are busy). A
 // runs-dir that does not exist yet is an empty store: an empty plan.
 func MakePlan(s *retain.Store, o Options) (*Plan, error) {
-	now := o.now()
+	now := s.Clock()
 	grace, maxAge := o.grace(), o.maxAge()
 	if missing, err := s.RunsDirMissing(); err != nil {
 		return nil, err

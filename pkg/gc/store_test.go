@@ -33,8 +33,9 @@ func TestZeroOptionsAreDefaults(t *testing.T) {
 	}
 	clock := func() time.Time { return now }
 	plan := func(t *testing.T, o Options) (removed, skipped, debris []string) {
-		o.Now = clock
-		p, err := MakePlan(mk(t), o)
+		s := mk(t)
+		s.Now = clock
+		p, err := MakePlan(s, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,12 +63,13 @@ func TestZeroOptionsAreDefaults(t *testing.T) {
 	}
 	// Tombstones: 0 keeps them the default 30 days, Unlimited for ever.
 	s := retain.Open(t.TempDir())
+	s.Now = clock
 	s.WriteTombstone(retain.Tombstone{Run: "x", Collected: now.Add(-31 * 24 * time.Hour)})
 	for _, tc := range []struct {
 		ttl  time.Duration
 		want int
 	}{{0, 1}, {Unlimited, 0}, {40 * 24 * time.Hour, 0}} {
-		p, err := MakePlan(s, Options{TombstoneTTL: tc.ttl, Now: clock})
+		p, err := MakePlan(s, Options{TombstoneTTL: tc.ttl})
 		if err != nil || len(p.Tombstones) != tc.want {
 			t.Errorf("TombstoneTTL %v: %v expired, want %d (%v)", tc.ttl, p.Tombstones, tc.want, err)
 		}
@@ -110,7 +112,7 @@ func TestCollectIsDurable(t *testing.T) {
 	if err != nil || len(rep.Removed) != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	own := "/" + retain.StoreDir
+	own := "/" + ".retval"
 	want := []string{
 		"",                  // .retval made
 		own,                 // trash made
@@ -191,7 +193,8 @@ func TestNothingOutsideIsTouched(t *testing.T) {
 			}
 			before := tree(t, out)
 			tc.link(t, s, out)
-			o := Options{Now: func() time.Time { return now }}
+			s.Now = func() time.Time { return now }
+			o := Options{}
 			rep, err := Collect(s, o)
 			if retain.CodeOf(err) != tc.code {
 				t.Fatalf("Collect: %v (code %q), want code %q", err, retain.CodeOf(err), tc.code)

@@ -201,11 +201,14 @@ type finder interface {
 	find(p []byte, from int) (start, end int)
 	// maxLen is the length in bytes of the longest match.
 	maxLen() int
+	// clone returns a finder of the same pattern, tuned alike, with a
+	// state of its own (for another goroutine).
+	clone() finder
 }
 
 func (m fixed) scan(src source, r *scanResult) error {
 	ov := m.maxLen() - 1
-	cr, err := newChunkReader(src, max(queryChunk, m.maxLen()), ov)
+	cr, err := newChunkReader(src, max(queryChunk, m.maxLen()), ov, m.finder)
 	if err != nil {
 		return err
 	}
@@ -216,7 +219,7 @@ func (m fixed) scan(src source, r *scanResult) error {
 		skipping := false     // in a matching line, looking for its end
 		kept := 0             // bytes of the chunk before kept in front
 		for {
-			p, pbase, err := cr.Next(kept)
+			p, pbase, miss, err := cr.Next(kept)
 			if err != nil || p == nil {
 				return err
 			}
@@ -227,7 +230,7 @@ func (m fixed) scan(src source, r *scanResult) error {
 			m.reset()
 			i := 0
 			cur := lineStart // the start of the line holding pbase+i
-			for {
+			for !miss || skipping {
 				if skipping {
 					j := bytes.IndexByte(p[i:], '\n')
 					if j < 0 {
@@ -237,6 +240,9 @@ func (m fixed) scan(src source, r *scanResult) error {
 					i += j + 1
 					cur = pbase + int64(i)
 					skipping = false
+				}
+				if miss {
+					break // the reader ahead found no match in p
 				}
 				at, e := m.find(p, i)
 				if at < 0 {
@@ -291,6 +297,7 @@ type substring struct {
 func (q *substring) tune(sample []byte) { q.anchor = rarest(q.q, sample) }
 func (q *substring) maxLen() int        { return len(q.q) }
 func (q *substring) reset()             {}
+func (q *substring) clone() finder      { c := *q; return &c }
 
 // find returns the first q in p[from:], finding candidates by the byte of
 // q at anchor.
@@ -387,6 +394,12 @@ func (f *folded) tune(sample []byte) {
 
 func (f *folded) maxLen() int { return f.max }
 func (f *folded) reset()      { f.cand.reset() }
+
+func (f *folded) clone() finder {
+	c := *f
+	c.cand = candidates{set: f.cand.set, next: make([]int, len(f.cand.next))}
+	return &c
+}
 
 // find looks for the anchor's first bytes with candidates, whose memory of
 // where each byte occurs next is what keeps a scan one pass: it lasts

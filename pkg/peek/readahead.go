@@ -32,6 +32,9 @@ type chunk struct {
 	off int64
 	n   int
 	err error
+	// miss says the probe found nothing in the chunk and the room before
+	// it: the consumer's search of it would find nothing either.
+	miss bool
 }
 
 // chunkReader reads a value from start to end, size bytes at a time, and
@@ -50,6 +53,11 @@ type chunkReader struct {
 	next int64 // offset of the next chunk to hand over
 
 	m *retain.Mapping // the mapped value, or nil
+	// probe, when set, makes each reader of a mapped value search the
+	// chunk it has just checked, while it is in that core's cache, for a
+	// match of its own copy of the finder (see chunk.miss).
+	probe  finder
+	probes []finder
 
 	// Read ahead: worker w reads chunks w, w+W, w+2W, … (into its own two
 	// buffers, unless mapped) and delivers them on out[w]; free[w] takes
@@ -69,8 +77,8 @@ type chunkReader struct {
 // most four (a variable so that tests can vary it).
 var readAheadWorkers = func() int { return min(runtime.GOMAXPROCS(0), 4) }
 
-func newChunkReader(src source, size, room int) (*chunkReader, error) {
-	r := &chunkReader{src: src, size: size, room: room, end: src.Size()}
+func newChunkReader(src source, size, room int, probe finder) (*chunkReader, error) {
+	r := &chunkReader{src: src, size: size, room: room, end: src.Size(), probe: probe}
 	align := int64(0)
 	if cs, ok := src.(concurrentSource); ok {
 		align = cs.ConcurrentBlocks()
@@ -93,6 +101,16 @@ func newChunkReader(src source, size, room int) (*chunkReader, error) {
 	}
 	w = max(w, 1)
 	r.stop = make(chan struct{})
+	if r.m != nil && r.probe != nil {
+		data := r.m.Data()
+		_ = r.m.Guard(func() error { // the sample only picks what to look for
+			r.probe.tune(data[:min(len(data), 256<<10)])
+			return nil
+		})
+		for range w {
+			r.probes = append(r.probes, r.probe.clone())
+		}
+	}
 	for i := range w {
 		out, free := make(chan chunk, 2), make(chan []byte, 2)
 		if r.m == nil {
@@ -113,6 +131,15 @@ func (r *chunkReader) work(i, w int, out chan<- chunk, free <-chan []byte) {
 		if r.m != nil {
 			c.n = int(min(int64(r.size), r.end-c.off))
 			c.err = r.m.Check(c.off, c.off+int64(c.n))
+			if c.err == nil && r.probes != nil {
+				f, data := r.probes[i], r.m.Data()
+				c.err = r.m.Guard(func() error {
+					f.reset()
+					s, _ := f.find(data[max(0, c.off-int64(r.room)):c.off+int64(c.n)], 0)
+					c.miss = s < 0
+					return nil
+				})
+			}
 		} else {
 			select {
 			case c.buf = <-free:
@@ -142,9 +169,10 @@ func (r *chunkReader) Guard(f func() error) error {
 }
 
 // Next returns the next chunk with the last keep bytes of the one before
-// in front of it (keep is at most room), and where it starts. The bytes
-// are the caller's until the next call. At the end it returns nil.
-func (r *chunkReader) Next(keep int) (p []byte, pbase int64, err error) {
+// in front of it (keep is at most room), and where it starts; miss says
+// the probe found no match in it. The bytes are the caller's until the
+// next call. At the end it returns nil.
+func (r *chunkReader) Next(keep int) (p []byte, pbase int64, miss bool, err error) {
 	keep = min(keep, len(r.prev))
 	if r.m == nil {
 		r.carry = append(r.carry[:0], r.prev[len(r.prev)-keep:]...)
@@ -155,7 +183,7 @@ func (r *chunkReader) Next(keep int) (p []byte, pbase int64, err error) {
 	}
 	if r.next >= r.end {
 		r.prev = nil
-		return nil, r.end, nil
+		return nil, r.end, false, nil
 	}
 	var c chunk
 	switch {
@@ -168,7 +196,7 @@ func (r *chunkReader) Next(keep int) (p []byte, pbase int64, err error) {
 		r.back = c.buf
 	}
 	if c.err != nil {
-		return nil, c.off, c.err
+		return nil, c.off, false, c.err
 	}
 	r.next = c.off + int64(c.n)
 	if r.m != nil {
@@ -181,7 +209,7 @@ func (r *chunkReader) Next(keep int) (p []byte, pbase int64, err error) {
 		p = c.buf[r.room-keep : r.room+c.n]
 	}
 	r.prev = p
-	return p, c.off - int64(keep), nil
+	return p, c.off - int64(keep), c.miss, nil
 }
 
 // read reads the chunk at off into buf[room:], all of it or an error.

@@ -36,7 +36,13 @@ type Limits struct {
 	Grace          time.Duration
 }
 
-// DefaultLimits returns the defaults of SPEC §4.
+// DefaultGrace is SPEC's grace period: gc never touches what was active
+// this recently, and verify reports no younger file as debris.
+const DefaultGrace = time.Hour
+
+// DefaultLimits returns the defaults of SPEC §4. They are the one set of
+// defaults: settings (flags, environment, config file) render theirs from
+// these, and gc's grace is DefaultGrace.
 func DefaultLimits() Limits {
 	return Limits{
 		Threshold:      20 << 10,
@@ -50,7 +56,7 @@ func DefaultLimits() Limits {
 		MaxLookupBytes: 8 << 10,
 		MaxStepBytes:   64 << 10,
 		MaxExpandBytes: 16 << 20,
-		Grace:          time.Hour,
+		Grace:          DefaultGrace,
 	}
 }
 

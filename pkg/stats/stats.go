@@ -169,11 +169,7 @@ func Compute(o Options) (*Report, error) {
 	var from time.Time
 	if o.Since > 0 {
 		rep.Since = o.Since.String()
-		now := time.Now()
-		if o.Store.Now != nil {
-			now = o.Store.Now()
-		}
-		from = now.Add(-o.Since)
+		from = o.Store.Clock().Add(-o.Since)
 	}
 	var runs []retain.ID
 	if o.All {
