@@ -60,7 +60,7 @@ func buildGCFixture(t *testing.T) *gcFixture {
 			put(run, run+"-c", body(run+"c", 1200<<10), []string{"none", "zstd"}[i/4%2])
 		}
 		if i%3 == 0 {
-			steps := filepath.Join(s.RunDir(retain.ID(run)), retain.StepsDir)
+			steps := filepath.Join(s.RunDir(retain.ID(run)), ".steps")
 			os.Mkdir(steps, 0o700)
 			os.WriteFile(filepath.Join(steps, "s.json"), []byte(`{"step":"s","lookups":1,"bytes":10}`), 0o600)
 		}
@@ -137,7 +137,7 @@ func (fx *gcFixture) checkAfterGC(t *testing.T, runs string) gcState {
 		// Present: whole, every value readable and exact (checkStore
 		// checked the bytes of every descriptor; here: none is missing).
 		for _, id := range ids {
-			if _, err := os.Lstat(filepath.Join(dir, string(retain.MetaName(retain.ID(id))))); err != nil {
+			if _, err := os.Lstat(filepath.Join(dir, id+".meta.json")); err != nil {
 				t.Fatalf("run %s is present but lost value %s: %v", run, id, err)
 			}
 		}
@@ -146,7 +146,7 @@ func (fx *gcFixture) checkAfterGC(t *testing.T, runs string) gcState {
 			st.tombstonedWhole++
 		}
 	}
-	if ents, err := os.ReadDir(filepath.Join(runs, retain.StoreDir, "trash")); err == nil {
+	if ents, err := os.ReadDir(filepath.Join(runs, ".retval", "trash")); err == nil {
 		st.trash = len(ents)
 	}
 	return st
@@ -256,7 +256,7 @@ func TestCrashGC(t *testing.T) {
 // directory but its lock, an empty trash and whole tombstones.
 func checkStoreDir(t *testing.T, runs string) {
 	t.Helper()
-	top := filepath.Join(runs, retain.StoreDir)
+	top := filepath.Join(runs, ".retval")
 	ents, err := os.ReadDir(top)
 	if err != nil {
 		t.Fatal(err)
@@ -271,13 +271,13 @@ func checkStoreDir(t *testing.T, runs string) {
 		case "tombstones":
 			sub, _ := os.ReadDir(filepath.Join(top, "tombstones"))
 			for _, f := range sub {
-				if !strings.HasSuffix(f.Name(), ".json") || retain.IsTemp(f.Name()) {
+				if !strings.HasSuffix(f.Name(), ".json") || strings.HasPrefix(f.Name(), ".tmp-") {
 					t.Fatalf("left in tombstones: %s", f.Name())
 				}
 			}
 		default:
 			if !slices.Contains([]string{"gc.lock", "trash", "tombstones"}, e.Name()) {
-				t.Fatalf("left in %s: %s", retain.StoreDir, e.Name())
+				t.Fatalf("left in %s: %s", ".retval", e.Name())
 			}
 		}
 	}

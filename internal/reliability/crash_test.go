@@ -56,14 +56,14 @@ func checkValues(t *testing.T, runs string, inputs map[string][]byte, only map[s
 		return 0, 0
 	}
 	for _, re := range ents {
-		run, ok := retain.RunFromDirName(re.Name())
+		run, ok := strings.CutSuffix(re.Name(), ".values") // SPEC §1 layout
 		if !ok {
 			continue
 		}
 		files, _ := os.ReadDir(filepath.Join(runs, re.Name()))
 		for _, f := range files {
 			name := f.Name()
-			if retain.IsTemp(name) {
+			if strings.HasPrefix(name, ".tmp-") {
 				debris++
 				continue
 			}

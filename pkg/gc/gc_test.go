@@ -248,7 +248,7 @@ func TestBusyOtherProcess(t *testing.T) {
 	put(t, s, "busy", "v", []byte("hello\n"))
 	os.WriteFile(filepath.Join(s.RunDir("busy"), ".tmp-w-1"), []byte("in flight"), 0o600)
 	age(t, s.RunDir("busy"), now, 40*24*time.Hour)
-	release := holdLock(t, filepath.Join(s.RunDir("busy"), retain.LockName), false)
+	release := holdLock(t, filepath.Join(s.RunDir("busy"), ".lock"), false)
 	rep, err := Collect(s, Defaults())
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestBusyAtExecution(t *testing.T) {
 	if err != nil || len(p.Remove) != 1 {
 		t.Fatalf("plan: %v %+v", err, p)
 	}
-	release := holdLock(t, filepath.Join(s.RunDir("r"), retain.LockName), false)
+	release := holdLock(t, filepath.Join(s.RunDir("r"), ".lock"), false)
 	rep, err := Execute(s, p, Defaults())
 	if err != nil || len(rep.Removed) != 0 || skips(rep.Skipped)[0] != "r:max-age:busy" {
 		t.Fatalf("%v %+v", err, rep)

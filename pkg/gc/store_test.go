@@ -112,7 +112,7 @@ func TestCollectIsDurable(t *testing.T) {
 	if err != nil || len(rep.Removed) != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	own := "/" + retain.StoreDir
+	own := "/" + ".retval"
 	want := []string{
 		"",                  // .retval made
 		own,                 // trash made

@@ -73,7 +73,7 @@ func TestStoreSeek(t *testing.T) {
 		}
 	}
 	// Damaged, then missing: the index is ignored and the pages are the same.
-	idx := filepath.Join(s.RunDir("r"), retain.LinesName("v"))
+	idx := filepath.Join(s.RunDir("r"), "v.lines")
 	raw, err := os.ReadFile(idx)
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestStoreCorrupt(t *testing.T) {
 	b := bigLog(60_000) // ~2.7 MiB, indexed
 	s, v := retainValue(t, b)
 	v.Close()
-	p := filepath.Join(s.RunDir("r"), retain.ContentName("v", retain.CompressNone))
+	p := filepath.Join(s.RunDir("r"), "v.txt")
 	raw, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestStoreCorrupt(t *testing.T) {
 		v.Close()
 	}
 	// Without its index, the value is checked whole against its SHA-256.
-	if err := os.Remove(filepath.Join(s.RunDir("r"), retain.LinesName("v"))); err != nil {
+	if err := os.Remove(filepath.Join(s.RunDir("r"), "v.lines")); err != nil {
 		t.Fatal(err)
 	}
 	v, err = s.OpenValue("r", "v")
@@ -220,7 +220,7 @@ func testStoreReadAhead(t *testing.T) {
 		}
 	})
 	v.Close()
-	p := filepath.Join(s.RunDir("r"), retain.ContentName("v", retain.CompressNone))
+	p := filepath.Join(s.RunDir("r"), "v.txt")
 	raw, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestRetainAgainRestores(t *testing.T) {
 	big := bigValue(3 << 20)
 	damage := map[string]func(t *testing.T, dir string, d *Descriptor){
 		"flipped byte": func(t *testing.T, dir string, d *Descriptor) {
-			p := filepath.Join(dir, ContentName(d.ID, d.Compression))
+			p := filepath.Join(dir, contentName(d.ID, d.Compression))
 			b, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
@@ -49,10 +49,10 @@ func TestRetainAgainRestores(t *testing.T) {
 			}
 		},
 		"content removed": func(t *testing.T, dir string, d *Descriptor) {
-			os.Remove(filepath.Join(dir, ContentName(d.ID, d.Compression)))
+			os.Remove(filepath.Join(dir, contentName(d.ID, d.Compression)))
 		},
 		"index removed": func(t *testing.T, dir string, d *Descriptor) {
-			os.Remove(filepath.Join(dir, LinesName(d.ID)))
+			os.Remove(filepath.Join(dir, linesName(d.ID)))
 		},
 	}
 	for name, hurt := range damage {
@@ -131,7 +131,7 @@ func TestDescriptorBounded(t *testing.T) {
 	if len(d.CallID) != MaxCallIDBytes || d.CallIDXXH3 == "" || len(d.Tool) != MaxToolBytes {
 		t.Errorf("descriptor keeps call id %d bytes (xxh3 %q), tool %d bytes", len(d.CallID), d.CallIDXXH3, len(d.Tool))
 	}
-	fi, err := os.Stat(filepath.Join(s.RunDir("r"), MetaName(d.ID)))
+	fi, err := os.Stat(filepath.Join(s.RunDir("r"), metaName(d.ID)))
 	if err != nil || fi.Size() > 16<<10 {
 		t.Fatalf("descriptor is %d bytes (%v)", fi.Size(), err)
 	}
@@ -174,8 +174,8 @@ func TestRetainAgainContentAndIndexDamaged(t *testing.T) {
 	s := testStore(t)
 	first := retainAll(t, s, "r", "c", data)
 	dir := s.RunDir("r")
-	os.Remove(filepath.Join(dir, ContentName("c", CompressNone)))
-	lines := filepath.Join(dir, LinesName("c"))
+	os.Remove(filepath.Join(dir, contentName("c", CompressNone)))
+	lines := filepath.Join(dir, linesName("c"))
 	b, err := os.ReadFile(lines)
 	if err != nil {
 		t.Fatal(err)

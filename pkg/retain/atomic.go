@@ -31,7 +31,7 @@ func refusal(err error, what string) error {
 }
 
 // createTemp makes an O_EXCL temporary file in dir whose name marks it as a
-// writer's (IsTemp), so gc can tell it from committed files.
+// writer's (isTemp), so gc can tell it from committed files.
 func createTemp(dir, pattern string) (*os.File, error) {
 	f, err := os.CreateTemp(dir, tmpPrefix+pattern)
 	if err != nil {
@@ -59,7 +59,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 }
 
 // writeAtomicIn writes data to the entry name of d by way of a temporary
-// entry that marks it as a writer's (IsTemp).
+// entry that marks it as a writer's (isTemp).
 func writeAtomicIn(d *fsx.Dir, name string, data []byte, perm os.FileMode) error {
 	var r [8]byte
 	if _, err := rand.Read(r[:]); err != nil {

@@ -412,7 +412,7 @@ func (c *Collection) RemoveDebris(run ID, entries []RunEntry, now time.Time, gra
 			continue // touched since the scan: not ours to judge now
 		}
 		if e.descAbsent {
-			if _, err := runDir.Lstat(MetaName(e.Value)); err == nil {
+			if _, err := runDir.Lstat(metaName(e.Value)); err == nil {
 				continue // its descriptor arrived: a value now
 			}
 		}

@@ -33,7 +33,7 @@ func (p *valueProblem) problem() Problem {
 // content is missing, say); the problem is nil exactly when the value is
 // committed.
 func committedValue(dir string, id ID) (*Descriptor, *valueProblem) {
-	meta := MetaName(id)
+	meta := metaName(id)
 	d, err := readDescriptor(filepath.Join(dir, meta))
 	if err != nil {
 		return nil, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor unreadable: %v", err)}
@@ -44,7 +44,7 @@ func committedValue(dir string, id ID) (*Descriptor, *valueProblem) {
 	if d.Compression != CompressNone && d.Compression != CompressZstd {
 		return d, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("unknown compression %q", d.Compression)}
 	}
-	name := ContentName(id, d.Compression)
+	name := contentName(id, d.Compression)
 	bad := func(format string, args ...any) (*Descriptor, *valueProblem) {
 		return d, &valueProblem{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}
 	}

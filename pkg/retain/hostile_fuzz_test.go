@@ -72,7 +72,7 @@ func FuzzHostileStore(f *testing.F) {
 		}
 		var names []string
 		for _, e := range ents {
-			if !e.Type().IsRegular() || e.Name() == LockName || e.Name() == ActivityName {
+			if !e.Type().IsRegular() || e.Name() == lockName || e.Name() == activityName {
 				continue
 			}
 			b, err := os.ReadFile(filepath.Join(src, kind.run+".values", e.Name()))

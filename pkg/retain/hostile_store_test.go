@@ -61,7 +61,7 @@ func TestFIFOsNeverBlock(t *testing.T) {
 	}
 	t.Run("descriptor", func(t *testing.T) {
 		s, dir := setup(t)
-		fifoAt(t, filepath.Join(dir, MetaName("big")))
+		fifoAt(t, filepath.Join(dir, metaName("big")))
 		noHang(t, "open", func() {
 			if _, err := s.OpenValue("r", "big"); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("open: %v, want corrupt", err)
@@ -89,7 +89,7 @@ func TestFIFOsNeverBlock(t *testing.T) {
 			}
 		})
 	})
-	for _, name := range []string{ContentName("big", CompressNone), LinesName("big")} {
+	for _, name := range []string{contentName("big", CompressNone), linesName("big")} {
 		t.Run(name, func(t *testing.T) {
 			s, dir := setup(t)
 			fifoAt(t, filepath.Join(dir, name))
@@ -99,7 +99,7 @@ func TestFIFOsNeverBlock(t *testing.T) {
 					_, err = v.Bytes(v.Size()-10, v.Size())
 					v.Close()
 				}
-				if name == LinesName("big") {
+				if name == linesName("big") {
 					if err != nil {
 						t.Errorf("read with an unusable index: %v (it falls back to a scan)", err)
 					}
@@ -109,7 +109,7 @@ func TestFIFOsNeverBlock(t *testing.T) {
 			})
 			noHang(t, "verify", func() {
 				rep, err := s.Verify(VerifyOptions{Run: "r"})
-				if err != nil || rep.OK() == (name != LinesName("big")) && name != LinesName("big") {
+				if err != nil || rep.OK() == (name != linesName("big")) && name != linesName("big") {
 					t.Errorf("verify: %+v %v", rep, err)
 				}
 				if rep.Corrupt == 0 {

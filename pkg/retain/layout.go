@@ -14,7 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The on-disk names of SPEC §1. Every other package asks for paths here.
+// The on-disk names of SPEC §1, unexported: every other package works on
+// the store through operations (Retain, Values, ScanRun, Collection,
+// OpenStepLedger, ...), never by building a path.
 const (
 	runSuffix     = ".values"
 	contentExt    = ".txt"
@@ -59,9 +61,9 @@ func (s *Store) now() time.Time {
 // RunDir is the directory of a run.
 func (s *Store) RunDir(run ID) string { return filepath.Join(s.Dir, string(run)+runSuffix) }
 
-// RunFromDirName returns the run id of a directory entry of the runs-dir, or
+// runFromDirName returns the run id of a directory entry of the runs-dir, or
 // false when the entry is not a run directory.
-func RunFromDirName(name string) (ID, bool) {
+func runFromDirName(name string) (ID, bool) {
 	r, ok := strings.CutSuffix(name, runSuffix)
 	if !ok || !IsClean(r) {
 		return "", false
@@ -69,34 +71,26 @@ func RunFromDirName(name string) (ID, bool) {
 	return ID(r), true
 }
 
-// ContentName is the file name of a value's bytes.
-func ContentName(id ID, c Compression) string {
+// contentName is the file name of a value's bytes.
+func contentName(id ID, c Compression) string {
 	if c == CompressZstd {
 		return string(id) + zstdExt
 	}
 	return string(id) + contentExt
 }
 
-// MetaName is the file name of a value's descriptor.
-func MetaName(id ID) string { return string(id) + metaExt }
+// metaName is the file name of a value's descriptor.
+func metaName(id ID) string { return string(id) + metaExt }
 
-// LinesName is the file name of a value's line and block index.
-func LinesName(id ID) string { return string(id) + linesExt }
+// linesName is the file name of a value's line and block index.
+func linesName(id ID) string { return string(id) + linesExt }
 
-// LockName, ActivityName and StepsDir are the run directory's own entries.
-const (
-	LockName     = lockName
-	ActivityName = activityName
-	StepsDir     = stepsDirName
-	StoreDir     = storeDirName
-)
+// isTemp reports whether a file name is a writer's temporary file.
+func isTemp(name string) bool { return strings.HasPrefix(name, tmpPrefix) }
 
-// IsTemp reports whether a file name is a writer's temporary file.
-func IsTemp(name string) bool { return strings.HasPrefix(name, tmpPrefix) }
-
-// ValueOf tells which value a run directory entry belongs to, if any:
+// valueOf tells which value a run directory entry belongs to, if any:
 // content, descriptor or index of id.
-func ValueOf(name string) (ID, bool) {
+func valueOf(name string) (ID, bool) {
 	for _, ext := range []string{metaExt, zstdExt, contentExt, linesExt} {
 		if r, ok := strings.CutSuffix(name, ext); ok && IsClean(r) {
 			return ID(r), true
@@ -204,6 +198,6 @@ func (s *Store) Taken(run, call string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = os.Lstat(filepath.Join(s.RunDir(rid), MetaName(id)))
+	_, err = os.Lstat(filepath.Join(s.RunDir(rid), metaName(id)))
 	return err == nil
 }

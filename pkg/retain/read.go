@@ -63,7 +63,7 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 		}
 		return err
 	}
-	d, err := readDescriptor(filepath.Join(dir, MetaName(vid)))
+	d, err := readDescriptor(filepath.Join(dir, metaName(vid)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, gone(&Error{Code: CodeUnknownReference, Err: &UnknownValueError{Run: rid, ID: id, Nearest: nearestIDs(dir, id)}})
 	}
@@ -88,7 +88,7 @@ func openContent(dir string, d *Descriptor) (*Value, error) {
 	if d.Compression != CompressNone && d.Compression != CompressZstd {
 		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
 	}
-	p := filepath.Join(dir, ContentName(d.ID, d.Compression))
+	p := filepath.Join(dir, contentName(d.ID, d.Compression))
 	f, err := openStoreFile(p, os.O_RDONLY, fmt.Sprintf("value %q: content file", d.ID))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -121,7 +121,7 @@ func openContent(dir string, d *Descriptor) (*Value, error) {
 		v.zr, v.raw = zr, zr
 	}
 	if d.Size > IndexMinSize {
-		if ix, err := readIndex(filepath.Join(dir, LinesName(d.ID)), d); err == nil {
+		if ix, err := readIndex(filepath.Join(dir, linesName(d.ID)), d); err == nil {
 			v.index = ix
 		}
 	}

@@ -42,7 +42,7 @@ func TestMapping(t *testing.T) {
 	if err := m.Check(1, BlockSize); err == nil {
 		t.Error("a check of a range that is not whole blocks passed")
 	}
-	p := filepath.Join(s.RunDir("r"), ContentName("v", CompressNone))
+	p := filepath.Join(s.RunDir("r"), contentName("v", CompressNone))
 	if err := os.Chmod(p, 0o600); err != nil {
 		t.Fatal(err)
 	}

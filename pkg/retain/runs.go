@@ -23,7 +23,7 @@ const (
 	// KindValue is a descriptor, or the content or index of a value whose
 	// descriptor exists.
 	KindValue
-	// KindTemp is a writer's temporary file (IsTemp).
+	// KindTemp is a writer's temporary file (isTemp).
 	KindTemp
 	// KindOrphan is content or an index whose descriptor does not exist.
 	KindOrphan
@@ -147,7 +147,7 @@ func (s *Store) RunIDs() ([]ID, error) {
 		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
 			continue
 		}
-		if id, ok := RunFromDirName(e.Name()); ok {
+		if id, ok := runFromDirName(e.Name()); ok {
 			out = append(out, id)
 		}
 	}
@@ -204,7 +204,7 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 			}
 			for _, sfi := range steps {
 				se := RunEntry{Name: name + "/" + sfi.Name(), Kind: KindOwn, Bytes: sfi.Size(), ModTime: sfi.ModTime(), IsDir: sfi.IsDir()}
-				if IsTemp(sfi.Name()) {
+				if isTemp(sfi.Name()) {
 					se.Kind = KindTemp
 				} else if sfi.IsDir() || !sfi.Mode().IsRegular() {
 					se.Kind = KindStray
@@ -214,21 +214,21 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 				}
 				ri.Entries = append(ri.Entries, se)
 			}
-		case IsTemp(name):
+		case isTemp(name):
 			e.Kind = KindTemp
 		default:
 			e.Kind = KindStray
-			if _, ok := ValueOf(name); ok {
+			if _, ok := valueOf(name); ok {
 				e.Special = fi.Mode().Type() & (fs.ModeNamedPipe | fs.ModeDevice | fs.ModeCharDevice | fs.ModeSocket)
 			}
-			if id, ok := ValueOf(name); ok && fi.Mode().IsRegular() {
+			if id, ok := valueOf(name); ok && fi.Mode().IsRegular() {
 				e.Value = id
 				if descs[id] {
 					e.Kind = KindValue
 				} else {
 					e.Kind, e.descAbsent = KindOrphan, true
 				}
-				if name != MetaName(id) && name != LinesName(id) {
+				if name != metaName(id) && name != linesName(id) {
 					content[id]++
 				}
 			}
@@ -257,7 +257,7 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 		// only the one its descriptor names; the other is a stray copy.
 		for i := range ri.Entries {
 			e := &ri.Entries[i]
-			if e.Value == id && e.Kind == KindValue && e.Name != MetaName(id) && e.Name != LinesName(id) && e.Name != ContentName(id, d.Compression) {
+			if e.Value == id && e.Kind == KindValue && e.Name != metaName(id) && e.Name != linesName(id) && e.Name != contentName(id, d.Compression) {
 				e.Kind = KindOrphan
 			}
 		}

@@ -135,7 +135,7 @@ func TestLastActivity(t *testing.T) {
 func TestTouchHourly(t *testing.T) {
 	s := Open(t.TempDir())
 	retainT(t, s, "r", "a", []byte("alpha\n"))
-	act := filepath.Join(s.RunDir("r"), ActivityName)
+	act := filepath.Join(s.RunDir("r"), activityName)
 	os.Remove(act)
 	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	now := t0

@@ -263,7 +263,7 @@ func TestRacingRetains(t *testing.T) {
 	checkRoundTrip(t, s, "r", "diff", winner)
 	ents, _ := os.ReadDir(s.RunDir("r"))
 	for _, e := range ents {
-		if IsTemp(e.Name()) {
+		if isTemp(e.Name()) {
 			t.Errorf("debris left: %s", e.Name())
 		}
 	}

@@ -26,8 +26,8 @@ const MaxTombstoneBytes = 64 << 10
 
 const tombstoneExt = ".json"
 
-// TombstoneDir is where tombstones live.
-func (s *Store) TombstoneDir() string { return filepath.Join(s.Dir, storeDirName, tombstoneDir) }
+// tombstoneDirPath is where tombstones live.
+func (s *Store) tombstoneDirPath() string { return filepath.Join(s.Dir, storeDirName, tombstoneDir) }
 
 // openTombstoneDir opens the runs-dir's tombstone directory without
 // following a symlink at .retval or at tombstones; with create, the
@@ -158,7 +158,7 @@ func (s *Store) TombstoneFiles() ([]TombstoneFile, error) {
 	}
 	out := make([]TombstoneFile, 0, len(names))
 	for _, name := range names {
-		f := TombstoneFile{Name: name, Path: filepath.Join(storeDirName, tombstoneDir, name), Temp: IsTemp(name)}
+		f := TombstoneFile{Name: name, Path: filepath.Join(storeDirName, tombstoneDir, name), Temp: isTemp(name)}
 		f.Bytes, err = d.TreeSize(name)
 		if err != nil {
 			return nil, err

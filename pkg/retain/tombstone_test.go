@@ -91,7 +91,7 @@ func TestHostileTombstones(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := Open(t.TempDir())
-			dir := filepath.Join(s.Dir, StoreDir, tombstoneDir)
+			dir := filepath.Join(s.Dir, storeDirName, tombstoneDir)
 			os.MkdirAll(dir, 0o700)
 			if err := mk(filepath.Join(dir, "r.json")); err != nil {
 				t.Fatal(err)
@@ -142,10 +142,10 @@ func TestSymlinkedTombstoneDirs(t *testing.T) {
 			tomb := filepath.Join(target, "r.json")
 			os.WriteFile(tomb, []byte(`{"run":"r","collected":"2030-01-02T03:04:05Z"}`+"\n"), 0o600)
 			if at == "retval" {
-				os.Symlink(out, filepath.Join(s.Dir, StoreDir))
+				os.Symlink(out, filepath.Join(s.Dir, storeDirName))
 			} else {
-				os.Mkdir(filepath.Join(s.Dir, StoreDir), 0o700)
-				os.Symlink(target, filepath.Join(s.Dir, StoreDir, tombstoneDir))
+				os.Mkdir(filepath.Join(s.Dir, storeDirName), 0o700)
+				os.Symlink(target, filepath.Join(s.Dir, storeDirName, tombstoneDir))
 			}
 			if _, ok := s.ReadTombstone("r"); ok {
 				t.Error("tombstone read through a symlink")
@@ -181,7 +181,7 @@ func TestTombstoneWriteLeavesNoTemp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ents, _ := os.ReadDir(s.TombstoneDir())
+	ents, _ := os.ReadDir(s.tombstoneDirPath())
 	if len(ents) != 1 || ents[0].Name() != "r.json" {
 		t.Fatalf("left %v", ents)
 	}

@@ -138,7 +138,7 @@ func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 	desc := map[ID]bool{} // values with a descriptor that is a regular file
 	for _, e := range ri.Entries {
 		has[e.Name] = true
-		if e.Kind == KindValue && e.Name == MetaName(e.Value) {
+		if e.Kind == KindValue && e.Name == metaName(e.Value) {
 			desc[e.Value] = true
 		}
 	}
@@ -149,12 +149,12 @@ func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 			if p, ok := s.verifyReads(run, e); ok {
 				report(p)
 			}
-		case e.Kind == KindValue && e.Name == MetaName(e.Value):
+		case e.Kind == KindValue && e.Name == metaName(e.Value):
 			rep.Values++
-			for _, p := range verifyValue(ri.Dir, e.Value, has[LinesName(e.Value)], &rep.Bytes) {
+			for _, p := range verifyValue(ri.Dir, e.Value, has[linesName(e.Value)], &rep.Bytes) {
 				report(p)
 			}
-		case e.Special != 0 && (e.Name == MetaName(valueOfName(e.Name)) || !desc[valueOfName(e.Name)]):
+		case e.Special != 0 && (e.Name == metaName(valueOfName(e.Name)) || !desc[valueOfName(e.Name)]):
 			// (A special content or index file of a value is reported
 			// with the value, below.)
 			report(Problem{File: e.Name, Kind: ProblemCorrupt, Message: fmt.Sprintf("a %s where a value's file belongs: retval never writes one (remove it; gc removes it as a stray)", specialName(e.Special))})
@@ -189,11 +189,11 @@ func debrisWhy(e RunEntry, hasDesc bool) string {
 	case e.Kind == KindTemp:
 		return "temporary file of an unfinished write"
 	case e.Kind == KindOrphan && hasDesc:
-		return fmt.Sprintf("content file that %s does not name", MetaName(e.Value))
-	case e.Kind == KindOrphan && e.Name == LinesName(e.Value):
-		return fmt.Sprintf("line index without a descriptor (no %s)", MetaName(e.Value))
+		return fmt.Sprintf("content file that %s does not name", metaName(e.Value))
+	case e.Kind == KindOrphan && e.Name == linesName(e.Value):
+		return fmt.Sprintf("line index without a descriptor (no %s)", metaName(e.Value))
 	case e.Kind == KindOrphan:
-		return fmt.Sprintf("content without a descriptor (no %s)", MetaName(e.Value))
+		return fmt.Sprintf("content without a descriptor (no %s)", metaName(e.Value))
 	}
 	if e.IsDir {
 		return "directory that retval does not write"
@@ -211,7 +211,7 @@ func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
 	if prob != nil {
 		return []Problem{prob.problem()}
 	}
-	meta, name := MetaName(id), ContentName(id, d.Compression)
+	meta, name := metaName(id), contentName(id, d.Compression)
 	bad := func(format string, args ...any) []Problem {
 		return []Problem{{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}}
 	}
@@ -241,9 +241,9 @@ func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
 	var ix *Index
 	var probs []Problem
 	if hasIndex {
-		ix, err = readIndex(filepath.Join(dir, LinesName(id)), d)
+		ix, err = readIndex(filepath.Join(dir, linesName(id)), d)
 		if err != nil {
-			probs = append(probs, Problem{File: LinesName(id), Kind: ProblemCorrupt, Message: fmt.Sprintf("line index unusable: %v", err)})
+			probs = append(probs, Problem{File: linesName(id), Kind: ProblemCorrupt, Message: fmt.Sprintf("line index unusable: %v", err)})
 			ix = nil
 		}
 	}
@@ -280,7 +280,7 @@ func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
 		bh.finish()
 		for i, sum := range bh.sums {
 			if i >= len(ix.Blocks) || ix.Blocks[i] != sum {
-				probs = append(probs, Problem{File: LinesName(id), Kind: ProblemCorrupt,
+				probs = append(probs, Problem{File: linesName(id), Kind: ProblemCorrupt,
 					Message: fmt.Sprintf("block %d digest does not match the content (slice reads would fail)", i)})
 				break
 			}
@@ -319,7 +319,7 @@ func (b *blockHasher) finish() {
 }
 
 func valueOfName(name string) ID {
-	id, _ := ValueOf(name)
+	id, _ := valueOf(name)
 	return id
 }
 

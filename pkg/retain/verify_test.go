@@ -42,7 +42,7 @@ func TestVerifyBlockDigest(t *testing.T) {
 	if rep := verifyT(t, s, "r"); !rep.OK() || rep.Values != 1 || rep.Bytes != int64(len(body)) {
 		t.Fatalf("clean store: %+v", rep)
 	}
-	p := filepath.Join(s.RunDir("r"), LinesName("big"))
+	p := filepath.Join(s.RunDir("r"), linesName("big"))
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestVerifyZstd(t *testing.T) {
 	}
 	// A changed byte inside the compressed stream is caught.
 	dir := s.RunDir("r")
-	p := filepath.Join(dir, ContentName("z", CompressZstd))
+	p := filepath.Join(dir, contentName("z", CompressZstd))
 	zb, _ := os.ReadFile(p)
 	zb[len(zb)/3] ^= 0x55
 	write(t, p, string(zb))

@@ -327,7 +327,7 @@ func (w *writer) open() error {
 		return err
 	}
 	w.dir, w.lock = l.Dir, l.f
-	if old, err := readDescriptor(filepath.Join(w.dir, MetaName(w.id))); err == nil {
+	if old, err := readDescriptor(filepath.Join(w.dir, metaName(w.id))); err == nil {
 		w.old = old
 	}
 	tmp, err := createTemp(w.dir, string(w.id)+"-")
@@ -452,8 +452,8 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	}
 	defer flock.Unlock(dirf)
 
-	contentPath := filepath.Join(w.dir, ContentName(w.id, w.comp))
-	metaPath := filepath.Join(w.dir, MetaName(w.id))
+	contentPath := filepath.Join(w.dir, contentName(w.id, w.comp))
+	metaPath := filepath.Join(w.dir, metaName(w.id))
 	// The same value again comes before every limit: it is a no-op.
 	if old, err := readDescriptor(metaPath); err == nil {
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
@@ -483,14 +483,14 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	undo := func(err error) (*Result, error) {
 		os.Remove(metaPath)
 		os.Remove(contentPath)
-		os.Remove(filepath.Join(w.dir, LinesName(w.id)))
+		os.Remove(filepath.Join(w.dir, linesName(w.id)))
 		return w.fallbackAfterWrite(nil, in, err)
 	}
 	if err := os.Rename(w.sink.File().Name(), contentPath); err != nil {
 		return undo(err)
 	}
 	if index != nil {
-		if err := os.Rename(index.Name(), filepath.Join(w.dir, LinesName(w.id))); err != nil {
+		if err := os.Rename(index.Name(), filepath.Join(w.dir, linesName(w.id))); err != nil {
 			return undo(err)
 		}
 	}
@@ -526,7 +526,7 @@ func (w *writer) again(old *Descriptor, stored int64, index *os.File, in io.Read
 		if probs := verifyValue(w.dir, w.id, old.Size > IndexMinSize, &n); len(probs) > 0 {
 			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is still damaged after restoring it: %s (run retval verify)", w.id, w.runID, probs[0].Message))
 		}
-		if d, err := readDescriptor(filepath.Join(w.dir, MetaName(w.id))); err == nil {
+		if d, err := readDescriptor(filepath.Join(w.dir, metaName(w.id))); err == nil {
 			old = d
 		}
 	}
@@ -544,13 +544,13 @@ func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []
 	for _, p := range probs {
 		bad[p.File] = true
 	}
-	oldContent := ContentName(w.id, old.Compression)
-	contentBad := bad[oldContent] || bad[MetaName(w.id)]
+	oldContent := contentName(w.id, old.Compression)
+	contentBad := bad[oldContent] || bad[metaName(w.id)]
 	if contentBad {
 		// The sink stays open: should the value still not verify, the
 		// input is read back from it. Its temporary name is gone, so
 		// dropping it removes nothing.
-		if err := os.Rename(w.sink.File().Name(), filepath.Join(w.dir, ContentName(w.id, w.comp))); err != nil {
+		if err := os.Rename(w.sink.File().Name(), filepath.Join(w.dir, contentName(w.id, w.comp))); err != nil {
 			return err
 		}
 		if w.comp != old.Compression || stored != old.StoredBytes {
@@ -560,10 +560,10 @@ func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []
 			if err != nil {
 				return err
 			}
-			if err := WriteFileAtomic(filepath.Join(w.dir, MetaName(w.id)), body, fileMode); err != nil {
+			if err := WriteFileAtomic(filepath.Join(w.dir, metaName(w.id)), body, fileMode); err != nil {
 				if w.comp != old.Compression {
 					// The new representation's file names no value: no debris.
-					os.Remove(filepath.Join(w.dir, ContentName(w.id, w.comp)))
+					os.Remove(filepath.Join(w.dir, contentName(w.id, w.comp)))
 				}
 				return err
 			}
@@ -572,10 +572,10 @@ func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []
 			}
 		}
 	}
-	lines := filepath.Join(w.dir, LinesName(w.id))
+	lines := filepath.Join(w.dir, linesName(w.id))
 	// verify stops at bad content before it looks at the index, so new
 	// content gets this retain's index too.
-	if _, err := os.Lstat(lines); index != nil && (contentBad || bad[LinesName(w.id)] || err != nil) {
+	if _, err := os.Lstat(lines); index != nil && (contentBad || bad[linesName(w.id)] || err != nil) {
 		if err := os.Rename(index.Name(), lines); err != nil {
 			return err
 		}
