@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/dustin/go-humanize"
+	"github.com/retval/retval/internal/human"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v2"
 )
@@ -131,7 +131,7 @@ func printPage(w io.Writer, p *retain.Page, size int) error {
 			if !d.Complete {
 				complete = "partial"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, tool, humanize.IBytes(uint64(d.Size)), d.Lines,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, tool, human.IBytes(uint64(d.Size)), d.Lines,
 				complete, d.Created.UTC().Format(time.RFC3339), d.SHA256)
 		}
 		tw.Flush()
@@ -172,13 +172,13 @@ func printRuns(w io.Writer, runs []*retain.RunInfo, now time.Time) error {
 			case r.Active:
 				active = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s (%s)\t%s\n", r.Run, r.Values, humanize.IBytes(uint64(r.Bytes)),
-				r.LastActivity.UTC().Format(time.RFC3339), humanize.RelTime(r.LastActivity, now, "ago", "from now"), active)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s (%s)\t%s\n", r.Run, r.Values, human.IBytes(uint64(r.Bytes)),
+				r.LastActivity.UTC().Format(time.RFC3339), human.RelTime(r.LastActivity, now, "ago", "from now"), active)
 			values += r.Values
 			bytes += r.Bytes
 		}
 		tw.Flush()
-		fmt.Fprintf(&b, "[%d %s, %d %s, %s]\n", len(runs), plural(len(runs), "run", "runs"), values, plural(values, "value", "values"), humanize.IBytes(uint64(bytes)))
+		fmt.Fprintf(&b, "[%d %s, %d %s, %s]\n", len(runs), plural(len(runs), "run", "runs"), values, plural(values, "value", "values"), human.IBytes(uint64(bytes)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

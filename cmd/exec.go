@@ -65,8 +65,8 @@ Example:
 
 Exit status: the command's own (124 on timeout, 128+N for signal N);
 when the command did not run, 2 usage (no command, bad flag, command not
-found or not executable) or 4 (the run is full); 1 when its output could
-not be kept or shown (I/O).`,
+found or not executable) or 4 (a run under --policy bounded is full); 1
+when its output could not be kept or shown (I/O).`,
 		Flags: append(globalFlags("off", "policy", "compress", "read-more", "threshold", "preview-bytes", "peek-lines",
 			"max-value-size", "max-run-bytes", "max-run-values"),
 			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (default: a short unused one, shown in the stub)"},

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dustin/go-humanize"
+	"github.com/retval/retval/internal/human"
 	"github.com/retval/retval/pkg/gc"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v2"
@@ -211,7 +211,7 @@ func size(n int64) string {
 	if n < 0 {
 		n = 0
 	}
-	return humanize.IBytes(uint64(n))
+	return human.IBytes(uint64(n))
 }
 
 // progress draws gc's progress on a terminal: one line, redrawn in place

@@ -210,6 +210,7 @@ type peekJSON struct {
 type selector struct {
 	kind  string
 	rng   peek.RangeArg // of --lines or --bytes, as typed
+	typed string        // --lines as given ("": rng is the default)
 	a, b  int64         // rng in the value: lines a..b or bytes [a, b)
 	query peek.QueryOptions
 	// pointer and after, for an outline (a: its NDJSON line, or 0).
@@ -256,11 +257,19 @@ func (s *selector) resolve(v *retain.Value) error {
 	var err error
 	switch s.kind {
 	case "lines":
+		if s.typed != "" {
+			if err := s.rng.CheckLinesAs(v.Desc.Lines, s.typed); err != nil {
+				return err
+			}
+		}
 		s.a, s.b = s.rng.LinesOf(v.Desc.Lines)
 	case "bytes":
 		s.a, s.b, err = peek.ByteSpan(v, s.rng)
 	case "query":
 		if s.rng != (peek.RangeArg{}) {
+			if err := s.rng.CheckLinesAs(v.Desc.Lines, s.typed); err != nil {
+				return err
+			}
 			s.query.FirstLine, s.query.LastLine = s.rng.LinesOf(v.Desc.Lines)
 		}
 	}
@@ -311,6 +320,7 @@ func peekSelector(c *cli.Context) (selector, error) {
 		}
 	}
 	var rng peek.RangeArg
+	var typed string
 	var err error
 	switch {
 	case c.IsSet("bytes"):
@@ -320,6 +330,7 @@ func peekSelector(c *cli.Context) (selector, error) {
 		if rng, err = peek.ParseLines(c.String("lines")); err != nil {
 			return selector{}, err
 		}
+		typed = c.String("lines")
 	default:
 		rng = peek.RangeArg{First: 1, Last: peek.ToEnd}
 	}
@@ -327,10 +338,10 @@ func peekSelector(c *cli.Context) (selector, error) {
 		if !c.IsSet("lines") {
 			rng = peek.RangeArg{}
 		}
-		return selector{kind: "query", rng: rng, query: peek.QueryOptions{
+		return selector{kind: "query", rng: rng, typed: typed, query: peek.QueryOptions{
 			Query: c.String("query"), Regex: c.Bool("regex"), IgnoreCase: c.Bool("ignore-case"),
 			Context: c.Int64("context"), AfterLine: c.Int64("after-line"),
 		}}, nil
 	}
-	return selector{kind: "lines", rng: rng}, nil
+	return selector{kind: "lines", rng: rng, typed: typed}, nil
 }

@@ -15,7 +15,8 @@ var startupHeavy = map[string]string{
 	// of init together): pkg/mcp speaks the protocol itself.
 	"github.com/modelcontextprotocol/go-sdk/mcp": "the MCP SDK (pkg/mcp has its own wire types and Streamable HTTP client)",
 	"github.com/google/jsonschema-go/jsonschema": "≈0.18 ms: regexps and schema tables at init",
-	"encoding/gob": "≈0.19 ms: type registrations at init",
+	"encoding/gob":                  "≈0.19 ms: type registrations at init",
+	"github.com/dustin/go-humanize": "≈0.08 ms: regexps and big-number tables at init (internal/human writes the same)",
 }
 
 // TestShippedBinaryDeps guards start-up: the default build (no tags) of

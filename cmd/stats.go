@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dustin/go-humanize"
 	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/internal/human"
 	"github.com/retval/retval/pkg/stats"
 	"github.com/urfave/cli/v2"
 )
@@ -200,14 +200,14 @@ func table(b *strings.Builder, rows [][]string, right []bool) {
 	}
 }
 
-func num(n int64) string { return humanize.Comma(n) }
+func num(n int64) string { return human.Comma(n) }
 
 // signedSize humanises a byte count, negative ones too.
 func signedSize(n int64) string {
 	if n < 0 {
-		return "-" + humanize.IBytes(uint64(-n))
+		return "-" + human.IBytes(uint64(-n))
 	}
-	return humanize.IBytes(uint64(n))
+	return human.IBytes(uint64(n))
 }
 
 func ratio(l stats.Ledger) string {

@@ -177,8 +177,8 @@ func TestRunCallTaken(t *testing.T) {
 	}
 }
 
-// A run with no room for a value is refused before the command runs:
-// its output would have nowhere to go.
+// A bounded run with no room for a value is refused before the command
+// runs: its output would have nowhere to go.
 func TestRunFullRunRefusedBeforeRunning(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	s, o := opts(t, "sh", "-c", `touch "$0"; seq 1 200`, marker)
@@ -186,7 +186,7 @@ func TestRunFullRunRefusedBeforeRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(marker)
-	o.Retain.Call, o.Retain.Limits.MaxRunValues = "c2", 1
+	o.Retain.Call, o.Retain.Limits.MaxRunValues, o.Retain.Policy = "c2", 1, retain.PolicyBounded
 	res, err := Run(s, o)
 	if res != nil || retain.CodeOf(err) != retain.CodeCapacity || !strings.Contains(err.Error(), "did not run") {
 		t.Fatalf("%+v, %v", res, err)

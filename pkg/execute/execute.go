@@ -149,11 +149,18 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	// (the same bytes give the same stub) or, being other bytes, shown in
 	// full; it is kept aside meanwhile, so that either way nothing is lost.
 	again := s.Taken(o.Retain.Run, call) || (o.Stderr == Separate && s.Taken(o.Retain.Run, call+StderrSuffix))
-	room, err := roomOf(s, o.Retain.Run, L)
-	if err != nil {
-		return nil, err
+	// The run's room costs a read of its descriptors: it is read before
+	// the command starts only where it decides something then (a bounded
+	// run that is full would lose the output; a separate stderr yields the
+	// last value to stdout), else once an output passes the threshold.
+	room := unknownRoom
+	if o.Retain.Policy == retain.PolicyBounded || o.Stderr == Separate {
+		var err error
+		if room, err = roomOf(s, o.Retain.Run, L); err != nil {
+			return nil, err
+		}
 	}
-	if room.values == 0 && !again {
+	if o.Retain.Policy == retain.PolicyBounded && room.values == 0 && !again {
 		return nil, retain.Errorf(retain.CodeCapacity, "run %q holds max-run-values %d values; the command did not run: raise the limit or start a new run", o.Retain.Run, L.MaxRunValues)
 	}
 
@@ -215,8 +222,10 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 }
 
 // room is what the run can still take: values (-1: no limit) and bytes
-// (-1: no limit).
+// (-1: no limit); unknownRoom is not read yet.
 type room struct{ values, bytes int64 }
+
+var unknownRoom = room{values: -2, bytes: -2}
 
 // roomOf reads the run's values against its limits. A run that does not
 // exist yet has all the room.
@@ -549,7 +558,16 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, rm room, s
 		}
 		return res, err
 	}
-	c := &capped{r: untilDone{st.r}, left: stopAt(L, rm), stop: p.stop}
+	c := &capped{r: untilDone{st.r}, after: L.Threshold, stop: p.stop, limit: func() int64 {
+		if rm == unknownRoom {
+			var err error
+			if rm, err = roomOf(s, ro.Run, L); err != nil {
+				// Retain meets the same failure and says it.
+				rm = room{values: -1, bytes: -1}
+			}
+		}
+		return stopAt(L, rm)
+	}}
 	ro.Finish = func() retain.Meta { return withStderr(p.meta(base, c.stopped)) }
 	if st.again {
 		return keptAside(s, c, st, ro)
@@ -613,11 +631,16 @@ func stopAt(L retain.Effective, rm room) int64 {
 	return limit
 }
 
-// capped passes at most left bytes of r, then stops the command and ends;
-// left < 0 is no limit.
+// capped passes r until it has passed limit() bytes, then stops the
+// command and ends; limit is asked once the output passes after bytes
+// (an output that small needs no room), and < 0 is no limit.
 type capped struct {
 	r       io.Reader
-	left    int64
+	after   int64
+	limit   func() int64
+	lim     int64
+	decided bool
+	read    int64
 	stop    func()
 	stopped bool
 }
@@ -627,15 +650,16 @@ func (c *capped) Read(b []byte) (int, error) {
 		return 0, io.EOF
 	}
 	n, err := c.r.Read(b)
-	if c.left >= 0 && int64(n) > c.left {
-		n, c.stopped = int(c.left), true
-		c.left = 0
+	if !c.decided && c.read+int64(n) > c.after {
+		c.lim, c.decided = c.limit(), true
+	}
+	if c.decided && c.lim >= 0 && c.read+int64(n) > c.lim {
+		n, c.stopped = int(c.lim-c.read), true
+		c.read = c.lim
 		c.stop()
 		return n, nil
 	}
-	if c.left >= 0 {
-		c.left -= int64(n)
-	}
+	c.read += int64(n)
 	return n, err
 }
 

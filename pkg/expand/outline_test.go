@@ -281,3 +281,41 @@ func TestOutlineDuplicatesPaged(t *testing.T) {
 		t.Fatalf("outline after 5:\n%s", pg.Text)
 	}
 }
+
+// TestNDJSONLinePointer: a pointer inside one line's document, in expand
+// (as a value and as text) and in resolve; offsets stay the value's; an
+// outline in a template is refused.
+func TestNDJSONLinePointer(t *testing.T) {
+	nd := `{"Action":"run","Test":"TestA"}` + "\n" + `{"Action":"output","Test":"TestA","Output":"--- FAIL: TestA\n"}` + "\r\n\n" + `{"Action":"fail","Test":"TestA","Elapsed":0.01}` + "\n"
+	x := newExpander(t, map[string]string{"nd": nd})
+	out, _ := expandString(t, x, `{"o": {"$ref": "nd", "lines": [2, 2], "pointer": "/Output", "as": "string"}, "e": {"$ref": "nd", "lines": [4, 4], "pointer": "/Elapsed", "as": "value"}}`, false)
+	if out != `{"o": "--- FAIL: TestA\n", "e": 0.01}` {
+		t.Fatalf("expand: %s", out)
+	}
+	rs := &Resolver{Store: x.Store, Run: x.Run}
+	s, err := rs.Open(mustRef(t, `{"$ref": "nd", "lines": [4, 4], "pointer": "/Action"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if at := int64(strings.Index(nd, `"fail"`)); s.Start != at || s.End != at+6 {
+		t.Fatalf("span %d-%d, want %d-%d", s.Start, s.End, at, at+6)
+	}
+	for ref, code := range map[string]retain.Code{
+		`{"$ref": "nd", "lines": [3, 3], "pointer": "/Action"}`: retain.CodeNotJSON, // the empty line
+		`{"$ref": "nd", "lines": [9, 9], "pointer": "/Action"}`: retain.CodeInvalidRange,
+		`{"$ref": "nd", "pointer": "/Action"}`:                  retain.CodeNotJSON,
+	} {
+		if _, err := rs.Open(mustRef(t, ref)); retain.CodeOf(err) != code {
+			t.Errorf("%s: %v; want %s", ref, err, code)
+		}
+	}
+	out2, err := rs.Lookups([]Lookup{{Ref: mustRef(t, `{"$ref": "nd", "outline": ""}`)}, {Ref: mustRef(t, `{"$ref": "nd", "lines": [4, 4], "outline": ""}`)}}, Budget{}, &Spent{})
+	if err != nil || retain.CodeOf(out2[0].Err) != retain.CodeNotJSON || !strings.Contains(out2[0].Err.Error(), "it is NDJSON") ||
+		out2[1].Err != nil || !strings.HasPrefix(string(out2[1].Text), "[outline of line 4, the whole document: object, 3 members,") {
+		t.Fatalf("outline lookups: %v %+v", err, out2)
+	}
+	if _, err := x.Expand([]byte(`{"o": {"$ref": "nd", "lines": [1, 1], "outline": ""}}`), false); err == nil || !strings.Contains(err.Error(), "bad_reference") {
+		t.Errorf("an outline in a template: %v", err)
+	}
+}

@@ -66,6 +66,13 @@ func Select(v *retain.Value, r Ref) (*Selection, error) {
 		return nil, err
 	}
 	s := &Selection{Ref: r, Value: v}
+	if r.Kind == RefLines {
+		// Named as typed ("line range 0-", "-5"), before it is made
+		// absolute.
+		if err := r.rangeArg().CheckLines(v.Desc.Lines); err != nil {
+			return nil, err
+		}
+	}
 	r = r.absolute(v)
 	switch r.Kind {
 	case RefWhole:

@@ -298,6 +298,9 @@ func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 			if err != nil {
 				return nil, err
 			}
+			if err := rg.CheckLinesAs(v.Desc.Lines, *a.Lines); err != nil {
+				return nil, err
+			}
 			o.FirstLine, o.LastLine = rg.LinesOf(v.Desc.Lines)
 		}
 		if a.Context != nil {
@@ -316,6 +319,9 @@ func (t *Tools) peek(raw json.RawMessage) (text []byte, err error) {
 	if a.Lines != nil {
 		rg, err := peek.ParseLines(*a.Lines)
 		if err != nil {
+			return nil, err
+		}
+		if err := rg.CheckLinesAs(v.Desc.Lines, *a.Lines); err != nil {
 			return nil, err
 		}
 		first, last = rg.LinesOf(v.Desc.Lines)

@@ -106,11 +106,35 @@ func number(s string) (int64, bool) {
 	return n, err == nil
 }
 
+// CheckLines checks r against a value of n lines, naming it in its
+// shortest form, "A-B" for a closed range ("line range 0-", "line range
+// 5-5", "line range -5"): lines count from 1, a range is not reversed, and
+// it starts within the value. An empty value has no lines, so every range
+// of it fails, "-N" too (as tail -n N of nothing, it would name nothing).
+// A range that ends past the end passes: peek cuts it, resolve and expand
+// refuse it themselves.
+func (r RangeArg) CheckLines(n int64) error { return r.CheckLinesAs(n, r.String()) }
+
+// CheckLinesAs is CheckLines naming the range as the caller was given it
+// ("1001", "0-").
+func (r RangeArg) CheckLinesAs(n int64, given string) error {
+	typed := "line range " + given
+	switch {
+	case r.Tail == 0 && (r.First < 1 || r.Last < r.First):
+		return retain.Errorf(retain.CodeInvalidRange, "%s: lines count from 1 and the range must not be reversed", typed)
+	case n == 0:
+		return retain.Errorf(retain.CodeInvalidRange, "%s: the value is empty, it has no lines", typed)
+	case r.Tail == 0 && r.First > n:
+		return retain.Errorf(retain.CodeInvalidRange, "%s starts past the end: the value has lines 1-%d", typed, n)
+	}
+	return nil
+}
+
 // LinesOf is the line range r names in a value of n lines, first..last:
 // "-N" is the last N lines (all of them when there are fewer); "N-" keeps
 // Last = ToEnd, which a peek cuts at its caps and at the end of the value.
-// An empty value has no last lines: "-N" then names "1-", which fails as
-// any range of an empty value does.
+// An empty value has no last lines: "-N" then names "1-"; CheckLines
+// refuses every range of an empty value, naming it as typed.
 func (r RangeArg) LinesOf(n int64) (first, last int64) {
 	if r.Tail > 0 {
 		if n == 0 {
@@ -140,9 +164,6 @@ func byteSpan(src source, r RangeArg) (start, end int64, err error) {
 		}
 	case r.Last == ToEnd:
 		end = src.Size()
-		if start > end {
-			return 0, 0, retain.Errorf(retain.CodeInvalidRange, "byte range %d- starts past the end: the value has bytes 0-%d (%s); ask for a range within them", start, end, plural(end, "byte"))
-		}
 	}
-	return start, end, checkBytes(src, start, end)
+	return start, end, checkBytesNamed(src, start, end, "byte range "+r.String())
 }

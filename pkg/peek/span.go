@@ -111,16 +111,22 @@ func CheckBytes(v *retain.Value, start, end int64) error {
 }
 
 func checkBytes(src source, start, end int64) error {
+	return checkBytesNamed(src, start, end, fmt.Sprintf("byte range %d-%d", start, end))
+}
+
+// checkBytesNamed is checkBytes, naming the range in its errors as typed
+// ("byte range 2-", "byte range -4096").
+func checkBytesNamed(src source, start, end int64, typed string) error {
 	size := src.Size()
 	switch {
 	case start < 0 || end < 0:
-		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: offsets must be ≥ 0", start, end)
-	case start > end:
-		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: start is after end", start, end)
+		return retain.Errorf(retain.CodeInvalidRange, "%s: offsets must be ≥ 0", typed)
 	case start > size:
-		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d starts past the end: the value has bytes 0-%d (%s); ask for a range within them", start, end, size, plural(size, "byte"))
+		return retain.Errorf(retain.CodeInvalidRange, "%s starts past the end: the value has bytes 0-%d (%s); ask for a range within them", typed, size, plural(size, "byte"))
+	case start > end:
+		return retain.Errorf(retain.CodeInvalidRange, "%s: start is after end", typed)
 	case end > size:
-		return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d ends past the end: the value has bytes 0-%d (%s); ask for bytes %d-%d", start, end, size, plural(size, "byte"), start, size)
+		return retain.Errorf(retain.CodeInvalidRange, "%s ends past the end: the value has bytes 0-%d (%s); ask for bytes %d-%d", typed, size, plural(size, "byte"), start, size)
 	}
 	for _, o := range []int64{start, end} {
 		split, err := splitsRune(src, o)
@@ -141,7 +147,7 @@ func checkBytes(src source, start, end int64) error {
 				}
 				above++
 			}
-			return retain.Errorf(retain.CodeInvalidRange, "byte range %d-%d: offset %d splits a UTF-8 sequence; the nearest boundaries are %d and %d", start, end, o, below, above)
+			return retain.Errorf(retain.CodeInvalidRange, "%s: offset %d splits a UTF-8 sequence; the nearest boundaries are %d and %d", typed, o, below, above)
 		}
 	}
 	return nil

@@ -70,6 +70,11 @@ func nearestIDs(dir, id string) []ID {
 			continue
 		}
 		d := textdist.Distance(want, v)
+		if base, ok := sanitizedBase(v); ok {
+			// A sanitized id ("s2_stderr-1a2b3c4d") is near the call id
+			// it was made of ("s2.stderr"): compare their readable parts.
+			d = min(d, textdist.Distance(cleanMapped(want), base))
+		}
 		switch {
 		case strings.EqualFold(want, v):
 			d = 0
@@ -91,4 +96,26 @@ func nearestIDs(dir, id string) []ID {
 		out = append(out, c.id)
 	}
 	return out
+}
+
+// sanitizedBase is the readable part of an id Sanitize made of a call id
+// that was not clean ("s2_stderr" of "s2_stderr-1a2b3c4d").
+func sanitizedBase(id string) (string, bool) {
+	i := len(id) - 9
+	if i < 1 || id[i] != '-' || strings.Trim(id[i+1:], "0123456789abcdef") != "" {
+		return "", false
+	}
+	return id[:i], true
+}
+
+// cleanMapped is s with the bytes Sanitize replaces made '_', as Sanitize
+// writes them.
+func cleanMapped(s string) string {
+	b := []byte(s[:min(len(s), maxKeep)])
+	for i, c := range b {
+		if !cleanByte(c) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }

@@ -42,3 +42,20 @@ func TestUnknownValueNearest(t *testing.T) {
 		}
 	}
 }
+
+// A near-typo of a call id that was sanitized ("s2.stder" for the value
+// of "s2.stderr", id "s2_stderr-<8 hex>") is answered with that value.
+func TestUnknownValueNearestSanitized(t *testing.T) {
+	s := Open(t.TempDir())
+	if _, err := s.Retain(strings.NewReader("x"), io.Discard, RetainOptions{Run: "r", Call: "s2.stderr", Limits: Limits{Threshold: Unlimited}}); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := Sanitize("s2.stderr")
+	for _, typed := range []string{"s2.stder", "s2.stderrr", "s2_stder"} {
+		_, err := s.OpenValue("r", typed)
+		var uv *UnknownValueError
+		if !errors.As(err, &uv) || !reflect.DeepEqual(uv.Nearest, []ID{id}) {
+			t.Errorf("%s: %v", typed, err)
+		}
+	}
+}
