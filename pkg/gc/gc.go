@@ -19,11 +19,16 @@
 // descriptor without following a symlink, a symlink found anywhere is
 // removed as itself and never followed, and one in place of .retval,
 // .retval/trash or .retval/tombstones is refused and reported.
+//
+// The mechanics (locks, trash, tombstones, collecting a run and its
+// debris, each re-checked under the run's lock) are pkg/retain's
+// operations; gc is the policy: which runs go, by which rule, in what
+// order, and the report (plan.go decides, execute.go carries it out,
+// report.go tallies).
 package gc
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -118,96 +123,6 @@ func (o *Options) workers() int {
 	return 4
 }
 
-// Removal is a run the plan removes.
-type Removal struct {
-	Run          retain.ID `json:"run"`
-	Rule         string    `json:"rule"`
-	Values       int       `json:"values"`
-	Bytes        int64     `json:"bytes"`
-	LastActivity time.Time `json:"last_activity"`
-	info         *retain.RunInfo
-}
-
-// Skip is a run (or a run's debris) a rule would have removed but that gc
-// left alone, and why.
-type Skip struct {
-	Run     retain.ID `json:"run"`
-	Rule    string    `json:"rule"`
-	Reason  string    `json:"reason"`
-	Message string    `json:"message"`
-}
-
-// Debris is a file that belongs to no committed value, old enough to go.
-type Debris struct {
-	Run retain.ID `json:"run,omitempty"`
-	// Path is relative to the runs-dir.
-	Path  string `json:"path"`
-	Kind  string `json:"kind"` // temp, orphan or stray
-	Bytes int64  `json:"bytes"`
-	// entry is the run's entry as scanned (RemoveDebris re-checks it).
-	entry retain.RunEntry
-	// tombstone is the name of an entry of the tombstone directory (Run
-	// is then empty).
-	tombstone string
-}
-
-// Trash is what an interrupted gc left in .retval/trash.
-type Trash struct {
-	Path  string `json:"path"` // relative to the runs-dir
-	Bytes int64  `json:"bytes"`
-	name  string // in the trash
-}
-
-// Expired is a tombstone old enough to be dropped.
-type Expired struct {
-	Run       retain.ID `json:"run"`
-	Collected time.Time `json:"collected"`
-}
-
-// Failure is an action that could not be done, or a part of the store gc
-// refused to work in.
-type Failure struct {
-	Run   retain.ID `json:"run,omitempty"`
-	Path  string    `json:"path,omitempty"`
-	Error string    `json:"error"`
-}
-
-// Plan is what gc will do, decided from one scan of the store.
-type Plan struct {
-	Now        time.Time
-	Runs       int   // runs in the store when planned
-	Bytes      int64 // their apparent size
-	Trash      []Trash
-	Tombstones []Expired
-	Remove     []Removal
-	Debris     []Debris
-	Skip       []Skip
-	// Refused are the parts of the runs-dir's own .retval that gc will not
-	// work in (a symlink in place of trash or tombstones): the real run
-	// and the dry run report them as failures, and gc exits 1.
-	Refused []Failure
-}
-
-// Report is what gc did (or, for a dry run, would do).
-type Report struct {
-	DryRun     bool      `json:"dry_run"`
-	Now        time.Time `json:"now"`
-	Runs       int       `json:"runs"`  // runs in the store before
-	Bytes      int64     `json:"bytes"` // their apparent size
-	Removed    []Removal `json:"removed"`
-	Skipped    []Skip    `json:"skipped"`
-	Debris     []Debris  `json:"debris"`
-	Trash      []Trash   `json:"trash"`
-	Tombstones []Expired `json:"tombstones_expired"`
-	Failed     []Failure `json:"failed"`
-	BytesFreed int64     `json:"bytes_freed"`
-	RunsKept   int       `json:"runs_kept"`
-	BytesKept  int64     `json:"bytes_kept"`
-	// NoRunsDir: the runs-dir does not exist yet (nothing was ever
-	// retained there), so there was nothing to collect.
-	NoRunsDir bool `json:"no_runs_dir,omitempty"`
-}
-
 // Collect locks the runs-dir against other gcs, plans, and executes the
 // plan (unless o.DryRun). The report is returned even with an error, which
 // says what could not be done. A runs-dir that does not exist yet is an
@@ -234,63 +149,6 @@ func Collect(s *retain.Store, o Options) (*Report, error) {
 		return r, r.err(len(r.Failed))
 	}
 	return Execute(s, p, o)
-}
-
-// err is the error of a report with failures, nil without.
-func (r *Report) err(total int) error {
-	if len(r.Failed) == 0 {
-		return nil
-	}
-	if len(r.Failed) == 1 {
-		return retain.Errorf(retain.CodeIO, "%s", r.Failed[0].Error)
-	}
-	return retain.Errorf(retain.CodeIO, "%d of %d actions failed (first: %s)", len(r.Failed), total, r.Failed[0].Error)
-}
-
-// Report is the plan as a report: what a dry run prints.
-func (p *Plan) Report() *Report {
-	r := &Report{DryRun: true, Now: p.Now, Runs: p.Runs, Bytes: p.Bytes,
-		Removed: slices.Clone(p.Remove), Skipped: slices.Clone(p.Skip), Debris: slices.Clone(p.Debris),
-		Trash: slices.Clone(p.Trash), Tombstones: slices.Clone(p.Tombstones), Failed: slices.Clone(p.Refused)}
-	r.tally()
-	return r
-}
-
-// tally fills the totals from the lists and makes empty lists [] in JSON.
-func (r *Report) tally() {
-	r.Removed = nonNil(r.Removed)
-	r.Skipped = nonNil(r.Skipped)
-	r.Debris = nonNil(r.Debris)
-	r.Trash = nonNil(r.Trash)
-	r.Tombstones = nonNil(r.Tombstones)
-	r.Failed = nonNil(r.Failed)
-	r.BytesFreed = 0
-	for _, x := range r.Removed {
-		r.BytesFreed += x.Bytes
-	}
-	for _, x := range r.Debris {
-		r.BytesFreed += x.Bytes
-	}
-	for _, x := range r.Trash {
-		r.BytesFreed += x.Bytes
-	}
-	r.RunsKept = r.Runs - len(r.Removed)
-	r.BytesKept = r.Bytes
-	for _, x := range r.Removed {
-		r.BytesKept -= x.Bytes
-	}
-	for _, x := range r.Debris {
-		if x.Run != "" {
-			r.BytesKept -= x.Bytes
-		}
-	}
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // parallel runs f(0..n-1) on up to w goroutines.

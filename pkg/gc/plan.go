@@ -6,9 +6,80 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/retval/retval/pkg/retain"
 )
+
+// Removal is a run the plan removes.
+type Removal struct {
+	Run          retain.ID `json:"run"`
+	Rule         string    `json:"rule"`
+	Values       int       `json:"values"`
+	Bytes        int64     `json:"bytes"`
+	LastActivity time.Time `json:"last_activity"`
+	info         *retain.RunInfo
+}
+
+// Skip is a run (or a run's debris) a rule would have removed but that gc
+// left alone, and why.
+type Skip struct {
+	Run     retain.ID `json:"run"`
+	Rule    string    `json:"rule"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+}
+
+// Debris is a file that belongs to no committed value, old enough to go.
+type Debris struct {
+	Run retain.ID `json:"run,omitempty"`
+	// Path is relative to the runs-dir.
+	Path  string `json:"path"`
+	Kind  string `json:"kind"` // temp, orphan or stray
+	Bytes int64  `json:"bytes"`
+	// entry is the run's entry as scanned (RemoveDebris re-checks it).
+	entry retain.RunEntry
+	// tombstone is the name of an entry of the tombstone directory (Run
+	// is then empty).
+	tombstone string
+}
+
+// Trash is what an interrupted gc left in .retval/trash.
+type Trash struct {
+	Path  string `json:"path"` // relative to the runs-dir
+	Bytes int64  `json:"bytes"`
+	name  string // in the trash
+}
+
+// Expired is a tombstone old enough to be dropped.
+type Expired struct {
+	Run       retain.ID `json:"run"`
+	Collected time.Time `json:"collected"`
+}
+
+// Failure is an action that could not be done, or a part of the store gc
+// refused to work in.
+type Failure struct {
+	Run   retain.ID `json:"run,omitempty"`
+	Path  string    `json:"path,omitempty"`
+	Error string    `json:"error"`
+}
+
+// Plan is what gc will do, decided from one scan of the store.
+type Plan struct {
+	Now        time.Time
+	Runs       int   // runs in the store when planned
+	Bytes      int64 // their apparent size
+	Trash      []Trash
+	Tombstones []Expired
+	Remove     []Removal
+	Debris     []Debris
+	Skip       []Skip
+	// Refused are the parts of the runs-dir's own .retval that gc will not
+	// work in (a symlink in place of trash or tombstones): the real run
+	// and the dry run report them as failures, and gc exits 1.
+	Refused []Failure
+}
 
 // MakePlan scans the store and decides what to remove. It changes nothing
 // (it tries run locks, without waiting, to see which runs are busy). A
