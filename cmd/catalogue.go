@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/retval/retval/internal/human"
+	"github.com/retval/retval/internal/iox"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v2"
 )
@@ -88,9 +89,9 @@ func runCatalogue(c *cli.Context, e *env) error {
 	}
 	// What is printed, or the error, is accounted for in the read log.
 	store.OnLogError = logStore(r.RunsDir, e, "catalogue").OnLogError
-	stdout := &countWriter{w: e.stdout}
+	stdout := &iox.CountingWriter{W: e.stdout}
 	err = printCatalogue(stdout, store, run, c.Int("page"), c.Int("page-size"), r.JSON)
-	store.LogCall(run, "", "catalogue", stdout.n, err)
+	store.LogCall(run, "", "catalogue", stdout.N, err)
 	return err
 }
 

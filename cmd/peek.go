@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retval/retval/internal/iox"
 	"github.com/retval/retval/internal/safetext"
 	"github.com/retval/retval/pkg/expand"
 
@@ -141,8 +142,8 @@ func runPeek(c *cli.Context, e *env) (err error) {
 	}
 	defer v.Close()
 	// What is printed, or the error, is accounted for in the read log.
-	stdout := &countWriter{w: e.stdout}
-	defer func() { store.LogCall(run, args[0], "peek", stdout.n, err) }()
+	stdout := &iox.CountingWriter{W: e.stdout}
+	defer func() { store.LogCall(run, args[0], "peek", stdout.N, err) }()
 	if sel.kind == "outline" {
 		return writeOutline(stdout, isTerminal(e.stdout), v, sel, caps, r.JSON)
 	}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/retval/retval/pkg/retain"
@@ -18,16 +17,4 @@ func logStore(dir string, e *env, cmd string) *retain.Store {
 		once.Do(func() { fmt.Fprintf(e.stderr, "retval: %s: warning: %v\n", cmd, err) })
 	}
 	return s
-}
-
-// countWriter counts the bytes a command prints, for the read log.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

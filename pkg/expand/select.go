@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retval/retval/internal/iox"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
 )
@@ -129,19 +130,19 @@ func (s *Selection) writeTo(w io.Writer, scan io.Writer) (int64, error) {
 		}
 		return io.Copy(w, src)
 	}
-	cw := &countWriter{w: w}
+	cw := &iox.CountingWriter{W: w}
 	d := &stringDecoder{w: cw}
 	src := s.Value.Section(s.Start+1, s.End-1)
 	if scan != nil {
 		src = io.TeeReader(src, scan)
 	}
 	if _, err := io.Copy(d, src); err != nil {
-		return cw.n, s.decodeErr(d, err)
+		return cw.N, s.decodeErr(d, err)
 	}
 	if err := d.Close(); err != nil {
-		return cw.n, s.decodeErr(d, err)
+		return cw.N, s.decodeErr(d, err)
 	}
-	return cw.n, nil
+	return cw.N, nil
 }
 
 func (s *Selection) decodeErr(d *stringDecoder, err error) error {
@@ -289,17 +290,6 @@ func plural(n int64, unit string) string {
 		return "1 " + unit
 	}
 	return strconv.FormatInt(n, 10) + " " + unit + "s"
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 type overLimit struct{}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/internal/iox"
 )
 
 // RetainOptions says where a result goes and under which limits.
@@ -80,10 +81,10 @@ const (
 // What the model is shown — the stub, a verbatim result, a capacity
 // preview — is recorded in the run's read log (see LogRead).
 func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, error) {
-	cw := &countWriter{w: out}
+	cw := &iox.CountingWriter{W: out}
 	res, err := s.retainInput(in, cw, o)
 	if err == nil {
-		s.logRetain(o, res, cw.n)
+		s.logRetain(o, res, cw.N)
 	}
 	return res, err
 }
@@ -114,18 +115,6 @@ func (s *Store) logRetain(o RetainOptions, res *Result, verbatim int64) {
 		return
 	}
 	s.LogRead(run, r)
-}
-
-// countWriter counts what goes through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 func (s *Store) retainInput(in io.Reader, out io.Writer, o RetainOptions) (*Result, error) {
