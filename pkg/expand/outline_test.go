@@ -319,3 +319,34 @@ func TestNDJSONLinePointer(t *testing.T) {
 		t.Errorf("an outline in a template: %v", err)
 	}
 }
+
+// In an object of 40,000 members, duplicates are found wherever the
+// earlier name is: the first member, a few members before, 25,000 before.
+func TestOutlineDuplicatesAcrossBatches(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"first": 0`)
+	for i := range 40000 {
+		fmt.Fprintf(&b, `, "k%d": %d`, i, i)
+	}
+	b.WriteString(`, "k30000x": 1, "first": 1, "k39990": 2}`)
+	doc := b.String()
+	pg, err := outlineOf(t, doc, `{"$ref": "c", "outline": ""}`, OutlineOptions{Lines: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pg.Text, "\n/first  number  1 byte  0  duplicate name\n") ||
+		!strings.Contains(pg.Text, "\n/k30000x  number  1 byte  1\n/first  number  1 byte  1  duplicate name\n/k39990  number  1 byte  2  duplicate name\n") {
+		t.Fatalf("outline:\n%s", pg.Text)
+	}
+	// Paged: a shown member whose name came shortly before it, or 25,000
+	// members before, is marked.
+	doc = strings.Replace(doc, `"k25000": 25000`, `"k24990": 25000`, 1)
+	doc = strings.Replace(doc, `"k25002": 25002`, `"k3": 25002`, 1)
+	pg, err = outlineOf(t, doc, `{"$ref": "c", "outline": "", "after": 25000}`, OutlineOptions{Lines: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pg.Text, "]\n/k24990  number  5 bytes  25000  duplicate name\n/k25001  number  5 bytes  25001\n/k3  number  5 bytes  25002  duplicate name\n") {
+		t.Fatalf("outline after 25000:\n%s", pg.Text)
+	}
+}
