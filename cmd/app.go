@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v2"
 )

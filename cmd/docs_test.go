@@ -20,7 +20,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/config"
 	"github.com/urfave/cli/v2"
 )
 

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/execute"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v2"

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/config"
 )
 
 // sample is a valid value, other than the default, for each kind of

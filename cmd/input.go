@@ -4,7 +4,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/config"
 	"github.com/urfave/cli/v2"
 )
 

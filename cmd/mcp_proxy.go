@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/hook"
 	rmcp "github.com/retval/retval/pkg/mcp"
 	"github.com/retval/retval/pkg/retain"

@@ -9,7 +9,7 @@ import (
 	"github.com/retval/retval/internal/safetext"
 	"github.com/retval/retval/pkg/expand"
 
-	"github.com/retval/retval/internal/config"
+	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v2"

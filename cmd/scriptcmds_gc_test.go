@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/internal/testenv"
+	"github.com/retval/retval/pkg/config"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 )

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/internal/human"
+	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/stats"
 	"github.com/urfave/cli/v2"
 )

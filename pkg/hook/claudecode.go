@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/retval/retval/internal/config"
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/retain"
 )
 

@@ -1,7 +1,9 @@
 // Package config resolves retval's settings: each has a flag, an
 // environment variable and a config file key, with precedence
 // flag > environment > config file > default, and remembers where each
-// value came from.
+// value came from. A Go harness resolves its settings here to honour the
+// same flags, variables and files as the CLI, and so to produce the same
+// stubs.
 package config
 
 import (
