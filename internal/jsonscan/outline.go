@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/retval/retval/internal/safetext"
 	"github.com/retval/retval/internal/xxh3"
 )
 
@@ -354,7 +355,7 @@ func ChildPointer(parent string, obj bool, c *Child) string {
 func ShowPointer(p string) string {
 	plain := utf8.ValidString(p)
 	for _, r := range p {
-		if r <= ' ' || r == '"' || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0xfeff {
+		if r <= ' ' || r == '"' || r == 0xfeff || safetext.Unsafe(r) {
 			plain = false
 			break
 		}
@@ -373,7 +374,7 @@ func quoteJSON(s string) string {
 		case r == '"' || r == '\\':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0xfeff:
+		case r < 0x20 || r == 0xfeff || safetext.Unsafe(r):
 			b.WriteString(`\u`)
 			h := strconv.FormatInt(int64(r), 16)
 			b.WriteString(strings.Repeat("0", 4-len(h)) + h)

@@ -71,6 +71,14 @@ func Len(p []byte) int {
 	return n
 }
 
+// Unsafe reports whether the code point r is one a terminal could act on
+// and that Append therefore escapes: a C0 control other than tab and
+// newline, DEL, a C1 control or a bidi embedding, override or isolate.
+// Other escapers (an outline's pointers) ask this, so the rule is one.
+func Unsafe(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || escaped(r)
+}
+
 // escaped reports whether r, a valid non-ASCII code point, is shown as
 // \uNNNN.
 func escaped(r rune) bool {

@@ -299,3 +299,14 @@ func BenchmarkWriter(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Unsafe is exactly what Append escapes, code point by code point.
+func TestUnsafeIsWhatAppendEscapes(t *testing.T) {
+	for r := rune(0); r < 0x3000; r++ {
+		s := string(r)
+		escapedByAppend := string(Append(nil, []byte(s))) != s
+		if Unsafe(r) != escapedByAppend {
+			t.Errorf("U+%04X: Unsafe %v, Append escapes it: %v", r, Unsafe(r), escapedByAppend)
+		}
+	}
+}
