@@ -358,14 +358,7 @@ func (t *Tools) resolve(raw json.RawMessage) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		ans, err := t.lookups(run, ToolResolve, []expand.Lookup{{Ref: r}})
-		if err != nil {
-			return nil, err
-		}
-		if ans[0].Err != nil {
-			return nil, ans[0].Err
-		}
-		return ans[0].Text, nil
+		return t.lookup(run, ToolResolve, r)
 	}
 	batch, err := json.Marshal(a.Refs)
 	if err != nil {
@@ -386,6 +379,19 @@ func (t *Tools) resolve(raw json.RawMessage) ([]byte, error) {
 func (t *Tools) lookups(run, via string, calls []expand.Lookup) ([]expand.Answer, error) {
 	rs := &expand.Resolver{Store: t.Store, Run: run, Via: via}
 	return rs.Lookups(calls, expand.BudgetOf(t.Limits), &expand.Spent{})
+}
+
+// lookup answers one reference as a step of its own: its text, or its
+// lookup error as the call's error.
+func (t *Tools) lookup(run, via string, r expand.Ref) ([]byte, error) {
+	ans, err := t.lookups(run, via, []expand.Lookup{{Ref: r}})
+	if err != nil {
+		return nil, err
+	}
+	if ans[0].Err != nil {
+		return nil, ans[0].Err
+	}
+	return ans[0].Text, nil
 }
 
 type listArgs struct {
@@ -411,12 +417,5 @@ func (t *Tools) list(raw json.RawMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, err := t.lookups(run, ToolList, []expand.Lookup{{Ref: r}})
-	if err != nil {
-		return nil, err
-	}
-	if ans[0].Err != nil {
-		return nil, ans[0].Err
-	}
-	return ans[0].Text, nil
+	return t.lookup(run, ToolList, r)
 }
