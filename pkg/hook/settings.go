@@ -193,7 +193,7 @@ func edit(hooksPath, allowPath string, dryRun bool, hookEdit, allowEdit func(*js
 			f.change.Diff = diff.Diff(f.Shown+" (before)", f.Old, f.Shown+" (after)", now)
 			if !dryRun {
 				if err := f.write(now); err != nil {
-					return out, err
+					return out, partialWrite(out, err)
 				}
 			}
 		}
@@ -231,6 +231,25 @@ func loadSettings(p string) (*settingsFile, error) {
 		f.final = ""
 	}
 	return f, nil
+}
+
+// partialWrite is the error of a write that failed after other files of
+// the same install or uninstall were written: it names them and their
+// backups, and says that running the command again finishes the job
+// (install and uninstall only do what is still missing).
+func partialWrite(done []Change, err error) error {
+	var written []string
+	for _, c := range done {
+		if c.Changed && c.Backup != "" {
+			written = append(written, fmt.Sprintf("%s (backup %s)", c.Path, c.Backup))
+		} else if c.Changed {
+			written = append(written, c.Path)
+		}
+	}
+	if len(written) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; %s was already written: fix the cause and run the same command again to finish", err, strings.Join(written, " and "))
 }
 
 // write replaces the file with b atomically, after keeping a backup of

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/retval/retval/internal/testenv"
 )
 
 const cmdA = "/usr/local/bin/retval hook claude-code"
@@ -358,5 +360,29 @@ func TestInstallKeepsIndent(t *testing.T) {
 	Uninstall(UninstallOptions{Hooks: p, Command: cmdA})
 	if got := read(t, p); got != orig {
 		t.Errorf("after uninstall %q, want %q", got, orig)
+	}
+}
+
+// When the user's file cannot be written after the project's was, the
+// error names what was already written and its backup, and says that
+// running the command again finishes the job — which it does.
+func TestInstallSecondWriteFails(t *testing.T) {
+	tmp := t.TempDir()
+	proj := filepath.Join(tmp, "proj", ".claude", "settings.json")
+	write(t, proj, original)
+	home := filepath.Join(tmp, "home")
+	os.MkdirAll(home, 0o755)
+	user := filepath.Join(testenv.MountReadOnly(t, home), "settings.json")
+	_, err := Install(InstallOptions{Hooks: proj, Allow: user, Command: cmdA})
+	want := "; " + proj + " (backup " + proj + BackupSuffix + ") was already written: fix the cause and run the same command again to finish"
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("install onto a read-only user file: %v\nwant it to end %q", err, want)
+	}
+	if retvalHooks(decodeSettings(t, proj), cmdA) != 1 {
+		t.Fatal("the project's file was not written before the failure")
+	}
+	ch, err := Install(InstallOptions{Hooks: proj, Allow: filepath.Join(home, "settings.json"), Command: cmdA})
+	if err != nil || ch[0].Changed || !ch[1].Changed {
+		t.Fatalf("running again: %+v, %v; want only the user's file changed", ch, err)
 	}
 }
