@@ -273,7 +273,7 @@ func flags(names ...string) []cli.Flag {
 
 // globalNames are the settings every command takes, before or after its
 // name.
-var globalNames = []string{"runs-dir", "run", "config", "json"}
+var globalNames = []string{"runs-dir", "store", "run", "config", "json"}
 
 // appFlags are the global flags as retval's own, for "retval --run R peek".
 func appFlags() []cli.Flag { return flags(globalNames...) }

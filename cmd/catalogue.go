@@ -60,7 +60,7 @@ func runCatalogue(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	store := openStore(r.RunsDir, now)
+	store := openStore(r.Location(), now)
 	if c.Bool("all") {
 		if c.IsSet("page") || c.IsSet("page-size") {
 			return usageErr("--all lists runs, not pages: drop --page and --page-size")
@@ -88,7 +88,7 @@ func runCatalogue(c *cli.Context, e *env) error {
 		return usageErr("--page-size %d: want at least 1", c.Int("page-size"))
 	}
 	// What is printed, or the error, is accounted for in the read log.
-	store.OnLogError = logStore(r.RunsDir, e, "catalogue").OnLogError
+	store.OnLogError = logStore(r.Location(), e, "catalogue").OnLogError
 	stdout := &iox.CountingWriter{W: e.stdout}
 	err = printCatalogue(stdout, store, run, c.Int("page"), c.Int("page-size"), r.JSON)
 	store.LogCall(run, "", "catalogue", stdout.N, err)

@@ -109,7 +109,7 @@ func runExec(c *cli.Context, e *env) error {
 			return usageErr("--tail: %v", err)
 		}
 	}
-	dir := r.RunsDir
+	dir := r.Location()
 	if !r.Off {
 		run := r.Run
 		if run == "" {

@@ -105,7 +105,7 @@ func runExpand(c *cli.Context, e *env) error {
 	if len(src) > expand.MaxTemplateSize {
 		return usageErr("the template is over %d bytes: a template carries references and new text, not content; refer to stored text with {\"$ref\": ...}", expand.MaxTemplateSize)
 	}
-	x := &expand.Expander{Store: logStore(r.RunsDir, e, "expand"), Run: run, MaxBytes: r.Limits.MaxExpandBytes}
+	x := &expand.Expander{Store: logStore(r.Location(), e, "expand"), Run: run, MaxBytes: r.Limits.MaxExpandBytes}
 	res, err := x.Expand(src, summary != "")
 	if err != nil {
 		var ref *expand.Refusal

@@ -96,7 +96,7 @@ func runGC(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	store := openStore(r.RunsDir, now)
+	store := openStore(r.Location(), now)
 	var bar *progress
 	if isTerminal(e.stderr) {
 		bar = newProgress(e.stderr)
@@ -115,7 +115,7 @@ func runGC(c *cli.Context, e *env) error {
 		}
 		return err
 	}
-	if werr := printGC(e.stdout, rep, o.DryRun || c.Bool("verbose"), r.RunsDir); werr != nil {
+	if werr := printGC(e.stdout, rep, o.DryRun || c.Bool("verbose"), r.Location()); werr != nil {
 		return werr
 	}
 	return err

@@ -36,6 +36,9 @@ func init() {
 // environment, in whatever directory it likes, so ./runs would be a
 // different store every time).
 func agentRunsDir(r *config.Resolved) (string, error) {
+	if r.Store != "" {
+		return r.Store, nil
+	}
 	dir := r.RunsDir
 	if r.Values["runs-dir"].Source == config.FromDefault {
 		dir = hook.DefaultRunsDir()

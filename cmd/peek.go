@@ -134,7 +134,7 @@ func runPeek(c *cli.Context, e *env) (err error) {
 	if err != nil {
 		return err
 	}
-	store := logStore(r.RunsDir, e, "peek")
+	store := logStore(r.Location(), e, "peek")
 	v, err := store.OpenValue(run, args[0])
 	if err != nil {
 		store.LogCall(run, args[0], "peek", 0, err)

@@ -54,7 +54,7 @@ func runReplay(c *cli.Context, e *env) error {
 	}
 	st := r.Limits.StubSettings(r.Policy)
 	st.ReadMore = r.ReadMore
-	res, err := retain.Open(r.RunsDir).ReplayResult(in, out, run, call, st)
+	res, err := retain.Open(r.Location()).ReplayResult(in, out, run, call, st)
 	if err != nil {
 		return err
 	}

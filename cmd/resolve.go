@@ -145,7 +145,7 @@ func runResolve(c *cli.Context, e *env) error {
 
 	// One reference printed to stdout is bytes, not a JSON string: it is
 	// answered as the value holds it, UTF-8 or not.
-	rs := &expand.Resolver{Store: logStore(r.RunsDir, e, "resolve"), Run: run, Raw: !batch && !r.JSON}
+	rs := &expand.Resolver{Store: logStore(r.Location(), e, "resolve"), Run: run, Raw: !batch && !r.JSON}
 	budget := expand.BudgetOf(r.Limits)
 	var answers []expand.Answer
 	if c.IsSet("step") {

@@ -79,7 +79,7 @@ func runRetain(c *cli.Context, e *env) error {
 		meta.ExitCode = &n
 	}
 	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore}
-	store := logStore(r.RunsDir, e, "retain")
+	store := logStore(r.Location(), e, "retain")
 
 	out := e.stdout
 	var jw *verbatimJSON

@@ -71,7 +71,7 @@ func runStats(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	o := stats.Options{Store: openStore(r.RunsDir, now), All: c.Bool("all"), By: stats.By(c.String("by"))}
+	o := stats.Options{Store: openStore(r.Location(), now), All: c.Bool("all"), By: stats.By(c.String("by"))}
 	switch {
 	case o.All && r.Values["run"].Source == config.FromFlag:
 		return usageErr("--run and --all exclude each other: give one")

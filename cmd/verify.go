@@ -55,7 +55,7 @@ func runVerify(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	store := openStore(r.RunsDir, now)
+	store := openStore(r.Location(), now)
 	o := retain.VerifyOptions{Run: r.Run, Grace: r.Limits.Grace}
 	if !r.JSON {
 		o.Problem = func(p retain.Problem) {

@@ -81,6 +81,7 @@ func durationText(d time.Duration) string {
 // Settings lists every setting, in the order help and `config` show them.
 var Settings = []Setting{
 	{"runs-dir", "./runs", String, "directory holding the runs"},
+	{"store", "", String, "s3://BUCKET/PREFIX: keep the runs on S3-compatible object storage instead of the runs-dir"},
 	{"run", "", String, "run id"},
 	{"json", "false", Bool, "machine-readable output"},
 	{"off", "false", Bool, "pass every input through verbatim and store nothing"},
@@ -332,9 +333,11 @@ type Resolved struct {
 	Limits  retain.Limits
 	Policy  retain.Policy
 	RunsDir string
-	Run     string
-	JSON    bool
-	Off     bool
+	// Store is the object storage address (s3://BUCKET/PREFIX), or "".
+	Store string
+	Run   string
+	JSON  bool
+	Off   bool
 	// Compress is none, zstd or auto.
 	Compress string
 	ReadMore retain.ReadMore
@@ -342,6 +345,15 @@ type Resolved struct {
 	MaxAge   time.Duration
 	MaxBytes int64
 	KeepRuns int64
+}
+
+// Location is the store the settings name: the object storage address
+// when one is set, else the runs-dir. retain.Open takes either.
+func (r *Resolved) Location() string {
+	if r.Store != "" {
+		return r.Store
+	}
+	return r.RunsDir
 }
 
 // Build parses every value and fills Resolved. Errors name the setting and
@@ -427,6 +439,12 @@ func Build(values map[string]Value) (*Resolved, error) {
 	}
 	L.Grace = time.Duration(retain.Setting(int64(L.Grace)))
 	r.RunsDir = values["runs-dir"].Text
+	if v := values["store"]; v.Text != "" {
+		if !retain.IsObjectStore(v.Text) {
+			return nil, bad(v, fmt.Errorf("store %q is not an s3://BUCKET/PREFIX address (a local store is --runs-dir)", v.Text))
+		}
+		r.Store = v.Text
+	}
 	r.Run = values["run"].Text
 	switch v := values["policy"]; v.Text {
 	case "legacy", "bounded":

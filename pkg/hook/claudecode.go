@@ -107,7 +107,9 @@ func ClaudeCode(in io.Reader, o Options) (Answer, error) {
 		return Answer{}, errors.New("the hook input lacks session_id or tool_use_id")
 	}
 	dir, err := filepath.Abs(o.RunsDir)
-	if err != nil || o.RunsDir == "" {
+	if retain.IsObjectStore(o.RunsDir) {
+		dir = o.RunsDir
+	} else if err != nil || o.RunsDir == "" {
 		return Answer{}, fmt.Errorf("no store: set runs_dir in the config file")
 	}
 	store := retain.Open(dir)

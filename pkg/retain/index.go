@@ -140,12 +140,24 @@ func readIndex(path string, d *Descriptor) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > 64<<20 || fi.Size() < indexHeader+8 {
+	if !fi.Mode().IsRegular() || fi.Size() > maxIndexSize || fi.Size() < indexHeader+8 {
 		return nil, errBadIndex
 	}
 	b := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, err
+	}
+	return parseIndex(b, d)
+}
+
+// maxIndexSize bounds an index file: one for the largest value retval
+// keeps is far smaller, so a larger one is not retval's and is not read.
+const maxIndexSize = 64 << 20
+
+// parseIndex checks and parses the bytes of an index of the value d.
+func parseIndex(b []byte, d *Descriptor) (*Index, error) {
+	if len(b) < indexHeader+8 {
+		return nil, errBadIndex
 	}
 	body, sum := b[:len(b)-8], binary.LittleEndian.Uint64(b[len(b)-8:])
 	if xxh3.Hash(body) != sum || string(body[:8]) != indexMagic {

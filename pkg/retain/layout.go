@@ -34,16 +34,21 @@ const (
 	activityEvery = time.Hour
 )
 
-// Store is a runs-dir. The zero Now means time.Now.
+// Store is a runs-dir, or a store on S3-compatible object storage when
+// Dir is an s3://BUCKET/PREFIX address (credentials, region and endpoint
+// from the standard AWS variables). The zero Now means time.Now.
 type Store struct {
 	Dir string
 	Now func() time.Time
 	// OnLogError, when set, is told of each failure to append to a run's
 	// read log (the read itself goes on). The CLI says the first on stderr.
 	OnLogError func(error)
+
+	objOpen // the object backend, opened on first use
 }
 
-// Open returns a Store for dir; nothing is created until something is written.
+// Open returns a Store for dir (a runs-dir, or s3://BUCKET/PREFIX);
+// nothing is created or sent until something is written or read.
 func Open(dir string) *Store { return &Store{Dir: dir} }
 
 // Clock is the store's clock: Now, or time.Now when Now is nil. Every
@@ -129,6 +134,12 @@ func (s *Store) lookupRun(run ID) (string, error) {
 // Touch records read activity on run, at most once per hour, so gc sees a
 // run in use as not idle. Failures are ignored: a read-only store still reads.
 func (s *Store) Touch(run ID) {
+	if o, err := s.object(); err != nil || o != nil {
+		if o != nil {
+			o.touch(s, run)
+		}
+		return
+	}
 	p := filepath.Join(s.RunDir(run), activityName)
 	now := s.now()
 	if fi, err := os.Lstat(p); err == nil && (!fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < activityEvery && fi.ModTime().Before(now.Add(time.Minute))) {
@@ -197,6 +208,13 @@ func (s *Store) Taken(run, call string) bool {
 	id, err := Sanitize(call)
 	if err != nil {
 		return false
+	}
+	if o, err := s.object(); err != nil || o != nil {
+		if o == nil {
+			return false
+		}
+		_, err := o.b.Stat(o.ctx, objKey(rid, metaName(id)))
+		return err == nil
 	}
 	_, err = os.Lstat(filepath.Join(s.RunDir(rid), metaName(id)))
 	return err == nil

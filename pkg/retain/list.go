@@ -2,7 +2,6 @@ package retain
 
 import (
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/retval/retval/internal/jsonstr"
@@ -25,6 +24,11 @@ func (s *Store) Values(run string) ([]Descriptor, error) {
 	rid, err := Sanitize(run)
 	if err != nil {
 		return nil, Errorf(CodeUsage, "run id: %v", err)
+	}
+	if o, err := s.object(); err != nil {
+		return nil, err
+	} else if o != nil {
+		return o.values(s, rid, run)
 	}
 	l, err := s.lockRun(rid, false)
 	if err != nil {
@@ -49,12 +53,7 @@ func (s *Store) Values(run string) ([]Descriptor, error) {
 			out = append(out, *d)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.Before(out[j].Created)
-		}
-		return out[i].ID < out[j].ID
-	})
+	sortValues(out)
 	return out, nil
 }
 

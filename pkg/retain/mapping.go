@@ -25,7 +25,7 @@ type Mapping struct {
 // be: a small or compressed value, one without a usable index, or a
 // mapping the system refuses. The caller reads with ReadBlocks then.
 func (v *Value) Map() (*Mapping, error) {
-	if v.ConcurrentBlocks() == 0 || unsafe.Sizeof(uintptr(0)) < 8 {
+	if v.f == nil || v.ConcurrentBlocks() == 0 || unsafe.Sizeof(uintptr(0)) < 8 {
 		return nil, nil
 	}
 	rc, err := v.f.SyscallConn()

@@ -58,6 +58,19 @@ func nearestIDs(dir, id string) []ID {
 	}
 	defer f.Close()
 	names, _ := f.Readdirnames(maxScanned)
+	return nearestAmong(names, id)
+}
+
+// nearestAmong ranks the values whose descriptors are among names (the
+// entries of a run) by their distance to id.
+func nearestAmong(names []string, id string) []ID {
+	want := strings.TrimPrefix(id, "#")
+	if len(want) < 2 {
+		return nil
+	}
+	if len(names) > maxScanned {
+		names = names[:maxScanned]
+	}
 	type cand struct {
 		id ID
 		d  int

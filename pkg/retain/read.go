@@ -51,6 +51,11 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	if err != nil {
 		return nil, Errorf(CodeUsage, "value id: %v", err)
 	}
+	if o, err := s.object(); err != nil {
+		return nil, err
+	} else if o != nil {
+		return o.openValue(s, rid, run, id, vid, touch)
+	}
 	dir, err := s.lookupRun(rid)
 	if err != nil {
 		return nil, asTyped(err, run)
@@ -132,6 +137,9 @@ func openContent(dir string, d *Descriptor) (*Value, error) {
 func (v *Value) Close() error {
 	if v.zr != nil {
 		v.zr.close()
+	}
+	if v.f == nil {
+		return nil // read from object storage: nothing held open
 	}
 	return v.f.Close()
 }

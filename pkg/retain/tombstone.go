@@ -73,6 +73,12 @@ func (s *Store) WriteTombstone(t Tombstone) error {
 // anything else, or a file that is not a tombstone of run, counts as no
 // tombstone.
 func (s *Store) ReadTombstone(run ID) (*Tombstone, bool) {
+	if o, err := s.object(); err != nil || o != nil {
+		if o == nil {
+			return nil, false
+		}
+		return o.readTombstone(run)
+	}
 	d, err := s.openTombstoneDir(false)
 	if err != nil {
 		return nil, false

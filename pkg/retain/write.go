@@ -179,9 +179,10 @@ type writer struct {
 	out   io.Writer
 
 	comp   Compression
-	dir    string
-	lock   *os.File // the run's .lock, held shared
-	sink   sink     // the temporary content file; nil once committed
+	obj    *objStore // nil for a local store
+	dir    string    // the run directory, or the spool directory of obj
+	lock   *os.File  // the run's .lock, held shared
+	sink   sink      // the temporary content file; nil once committed
 	st     *stats
 	tooBig bool // the value passed max-value-size: no longer written
 	// old is the call's descriptor when the retain began: this may be the
@@ -311,13 +312,24 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 // open creates the run directory if needed, takes its lock shared and
 // creates the temporary content file.
 func (w *writer) open() error {
-	l, err := w.store.lockRun(w.runID, true)
-	if err != nil {
+	if o, err := w.store.object(); err != nil {
 		return err
-	}
-	w.dir, w.lock = l.Dir, l.f
-	if old, err := readDescriptor(filepath.Join(w.dir, metaName(w.id))); err == nil {
-		w.old = old
+	} else if o != nil {
+		// Object storage: the value is spooled to a local temporary file
+		// (memory stays bounded), then uploaded at commit.
+		w.obj, w.dir = o, os.TempDir()
+		if old, _, err := o.getDescriptor(w.runID, w.id); err == nil {
+			w.old = old
+		}
+	} else {
+		l, err := w.store.lockRun(w.runID, true)
+		if err != nil {
+			return err
+		}
+		w.dir, w.lock = l.Dir, l.f
+		if old, err := readDescriptor(filepath.Join(w.dir, metaName(w.id))); err == nil {
+			w.old = old
+		}
 	}
 	tmp, err := createTemp(w.dir, string(w.id)+"-")
 	if err != nil {
@@ -417,6 +429,9 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	stored, err := w.sink.Finish()
 	if err != nil {
 		return w.fallbackAfterWrite(nil, in, err)
+	}
+	if w.obj != nil {
+		return w.objCommit(d, stored, in)
 	}
 	var index *os.File
 	if w.st.size > IndexMinSize {

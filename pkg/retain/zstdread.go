@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 
@@ -22,7 +21,7 @@ const (
 // decoding only the frames a read needs and never more bytes than the
 // seek table (checked against the descriptor) allows.
 type zstdReaderAt struct {
-	f     *os.File
+	f     io.ReaderAt
 	table *seekable.SeekTable
 	size  int64
 	dec   *zstd.Decoder
@@ -50,7 +49,7 @@ type decoded struct {
 var prefetchDepth = int64(max(1, runtime.GOMAXPROCS(0)))
 
 // openZstd parses and checks the seek table of f against the descriptor.
-func openZstd(f *os.File, d *Descriptor) (*zstdReaderAt, error) {
+func openZstd(f io.ReaderAt, d *Descriptor) (*zstdReaderAt, error) {
 	bad := func(format string, args ...any) error {
 		return Errorf(CodeCorrupt, "value %q: %s (run retval verify)", d.ID, fmt.Sprintf(format, args...))
 	}

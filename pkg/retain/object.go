@@ -1,0 +1,392 @@
+package retain
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/retval/retval/pkg/retain/s3store"
+)
+
+// A store on S3-compatible object storage (s3://BUCKET/PREFIX) keeps the
+// layout of SPEC §1 as keys under PREFIX, and the contract through three
+// server-side primitives instead of rename and flock: a create that has
+// exactly one winner (If-None-Match: *) commits a value's descriptor, a
+// compare-and-swap (If-Match) updates a step's ledger, and a lease stands
+// in for gc's lock. docs/design.md, "Object storage", is the protocol and
+// the argument for why it loses nothing.
+//
+// Every Store operation that touches the store asks s.object() first: nil
+// is a local directory (the rest of this package), anything else is the
+// object store below.
+
+// S3Scheme starts a store address that names object storage.
+const S3Scheme = "s3://"
+
+// IsObjectStore reports whether dir names object storage (s3://…) rather
+// than a local runs-dir.
+func IsObjectStore(dir string) bool { return strings.HasPrefix(dir, S3Scheme) }
+
+// objStore is a store on object storage.
+type objStore struct {
+	b   *s3store.Bucket
+	ctx context.Context
+}
+
+// objectKeys of the store's own: gc's lease and its markers.
+const (
+	leaseKey      = storeDirName + "/gc.lease"
+	collectingDir = storeDirName + "/collecting/"
+	readsDir      = ".reads/" // a run's read log: one object per record
+)
+
+// openObject parses an s3:// address and reads the credentials, region and
+// endpoint from the standard AWS variables. It sends nothing.
+func openObject(addr string) (*objStore, error) {
+	loc, err := s3store.ParseURL(addr)
+	if err != nil {
+		return nil, Errorf(CodeUsage, "%v", err)
+	}
+	c, err := s3store.ConfigFromEnv()
+	if err != nil {
+		return nil, Errorf(CodeUsage, "store %s: %v", loc, err)
+	}
+	return &objStore{b: s3store.Open(loc, c), ctx: context.Background()}, nil
+}
+
+// object returns the store's object backend, nil for a local runs-dir.
+// An s3:// address that could not be opened (no credentials, a bad
+// address) is its error, returned by every operation.
+func (s *Store) object() (*objStore, error) {
+	s.objOnce.Do(func() {
+		if IsObjectStore(s.Dir) {
+			s.obj, s.objErr = openObject(s.Dir)
+		}
+	})
+	return s.obj, s.objErr
+}
+
+// remote reports whether the store is on object storage.
+func (s *Store) remote() bool { return IsObjectStore(s.Dir) }
+
+// objOpen is the per-store state of the object backend.
+type objOpen struct {
+	objOnce sync.Once
+	obj     *objStore
+	objErr  error
+}
+
+// Keys, relative to the store's prefix.
+func runPrefix(run ID) string           { return string(run) + runSuffix + "/" }
+func objKey(run ID, name string) string { return runPrefix(run) + name }
+func tombstoneKey(run ID) string {
+	return storeDirName + "/" + tombstoneDir + "/" + string(run) + tombstoneExt
+}
+func collectingKey(run ID) string           { return collectingDir + string(run) }
+func (o *objStore) where(key string) string { return o.b.Location().String() + "/" + key }
+
+// ioErr wraps an object-storage failure as an I/O error naming the store.
+func (o *objStore) ioErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: CodeIO, Err: fmt.Errorf("%s: %w", o.b.Location(), err)}
+}
+
+// getDescriptor reads and parses the descriptor of id in run, with its ETag.
+func (o *objStore) getDescriptor(run, id ID) (*Descriptor, string, error) {
+	b, obj, err := o.b.Get(o.ctx, objKey(run, metaName(id)), MaxDescriptorSize)
+	if errors.Is(err, s3store.ErrTooLarge) {
+		return nil, "", Errorf(CodeCorrupt, "descriptor %s is over %d bytes: retval never writes one (run retval verify)", o.where(objKey(run, metaName(id))), MaxDescriptorSize)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var d Descriptor
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, "", Errorf(CodeCorrupt, "descriptor %s: %v", o.where(objKey(run, metaName(id))), err)
+	}
+	return &d, obj.ETag, nil
+}
+
+// runObjects lists every object of run, keyed by its name in the run.
+func (o *objStore) runObjects(run ID) (map[string]s3store.Object, error) {
+	objs := map[string]s3store.Object{}
+	p := runPrefix(run)
+	err := o.b.List(o.ctx, p, func(ob s3store.Object) error {
+		objs[strings.TrimPrefix(ob.Key, p)] = ob
+		return nil
+	})
+	return objs, err
+}
+
+// errStop ends a listing early.
+var errStop = errors.New("stop listing")
+
+// runExists reports whether run holds any object.
+func (o *objStore) runExists(run ID) (bool, error) {
+	found := false
+	err := o.b.List(o.ctx, runPrefix(run), func(s3store.Object) error {
+		found = true
+		return errStop
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return found, err
+}
+
+// objCommitted is the one rule for a committed value (committedValue) on
+// object storage: the descriptor reads as id's, with a known compression,
+// and the listing holds its content at the size it records.
+func (o *objStore) objCommitted(run, id ID, objs map[string]s3store.Object) (*Descriptor, *valueProblem) {
+	meta := metaName(id)
+	d, _, err := o.getDescriptor(run, id)
+	if err != nil {
+		return nil, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor unreadable: %v", err)}
+	}
+	if d.ID != id {
+		return d, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor names value %q", d.ID)}
+	}
+	if d.Compression != CompressNone && d.Compression != CompressZstd {
+		return d, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("unknown compression %q", d.Compression)}
+	}
+	name := contentName(id, d.Compression)
+	c, ok := objs[name]
+	switch {
+	case !ok:
+		return d, &valueProblem{File: name, Kind: ProblemMissing, Message: fmt.Sprintf("content file missing: %s has no %s", meta, name)}
+	case c.Size != d.StoredBytes:
+		return d, &valueProblem{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf("content file holds %d bytes, descriptor says %d", c.Size, d.StoredBytes)}
+	}
+	return d, nil
+}
+
+// missingRun is the error for a run with no objects: collected when gc
+// left a tombstone, else unknown.
+func (o *objStore) missingRun(s *Store, run ID) error {
+	if t, ok := s.ReadTombstone(run); ok {
+		return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", run, t.Collected.UTC().Format(time.RFC3339))}
+	}
+	return &Error{Code: CodeUnknownReference, Err: &UnknownRunError{Run: run, Dir: s.Dir}}
+}
+
+// openValue opens value id of run: its descriptor, its content through
+// ranged GETs, its index.
+func (o *objStore) openValue(s *Store, rid ID, run, id string, vid ID, touch bool) (*Value, error) {
+	// gc deletes descriptors first: a descriptor that is gone, in a run
+	// that is gone or being collected, is "collected".
+	gone := func(err error) error {
+		if ok, lerr := o.runExists(rid); lerr == nil && !ok {
+			return asTyped(o.missingRun(s, rid), run)
+		}
+		if _, serr := o.b.Stat(o.ctx, collectingKey(rid)); serr == nil {
+			if t, ok := s.ReadTombstone(rid); ok {
+				return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", rid, t.Collected.UTC().Format(time.RFC3339))}
+			}
+		}
+		return err
+	}
+	d, _, err := o.getDescriptor(rid, vid)
+	if errors.Is(err, s3store.ErrNotFound) {
+		return nil, gone(&Error{Code: CodeUnknownReference, Err: &UnknownValueError{Run: rid, ID: id, Nearest: o.nearestIDs(rid, id)}})
+	}
+	if err != nil {
+		return nil, o.ioErr(err)
+	}
+	if d.ID != vid {
+		return nil, Errorf(CodeCorrupt, "descriptor of %q names value %q", vid, d.ID)
+	}
+	v, err := o.openContent(rid, d)
+	if err != nil {
+		return nil, gone(err)
+	}
+	v.Run = rid
+	if touch {
+		o.touch(s, rid)
+	}
+	return v, nil
+}
+
+func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
+	if d.Compression != CompressNone && d.Compression != CompressZstd {
+		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
+	}
+	key := objKey(run, contentName(d.ID, d.Compression))
+	st, err := o.b.Stat(o.ctx, key)
+	if errors.Is(err, s3store.ErrNotFound) {
+		return nil, Errorf(CodeCorrupt, "value %q: content %s is missing (run retval verify)", d.ID, o.where(key))
+	}
+	if err != nil {
+		return nil, o.ioErr(err)
+	}
+	if st.Size != d.StoredBytes {
+		return nil, Errorf(CodeCorrupt, "value %q: content holds %d bytes, descriptor says %d (run retval verify)", d.ID, st.Size, d.StoredBytes)
+	}
+	if d.Size < 0 || d.Compression == CompressNone && d.Size != d.StoredBytes || d.Size == 0 && d.SHA256 != emptySHA256 {
+		return nil, Errorf(CodeCorrupt, "value %q: descriptor says %d bytes (sha256 %.12s…) of a %d-byte content object (run retval verify)", d.ID, d.Size, d.SHA256, st.Size)
+	}
+	r := &objReaderAt{o: o, key: key, size: st.Size}
+	v := &Value{Desc: *d, raw: r, blockNum: -1}
+	if d.Compression == CompressZstd {
+		zr, err := openZstd(r, d)
+		if err != nil {
+			return nil, err
+		}
+		v.zr, v.raw = zr, zr
+	}
+	if d.Size > IndexMinSize {
+		if b, _, err := o.b.Get(o.ctx, objKey(run, linesName(d.ID)), maxIndexSize); err == nil {
+			if ix, err := parseIndex(b, d); err == nil {
+				v.index = ix
+			}
+		}
+	}
+	return v, nil
+}
+
+// objReaderAt reads an object's bytes by ranged GETs, a window of
+// readWindow bytes at a time, keeping the last window: a reader that
+// walks a value block by block costs one GET per window, not per block.
+type objReaderAt struct {
+	o    *objStore
+	key  string
+	size int64
+
+	mu  sync.Mutex
+	off int64
+	buf []byte
+}
+
+const readWindow = 1 << 20
+
+func (r *objReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= r.size {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	if len(p) >= readWindow/2 {
+		// A large read (a search's chunk): straight into p.
+		want := min(int64(len(p)), r.size-off)
+		n, err := r.o.b.ReadAt(r.o.ctx, r.key, p[:want], off)
+		if err == nil && int64(n) < int64(len(p)) {
+			err = io.EOF
+		}
+		if err != nil && err != io.EOF {
+			err = r.o.ioErr(err)
+		}
+		return n, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for n < len(p) && off < r.size {
+		if off < r.off || off >= r.off+int64(len(r.buf)) {
+			start := off - off%readWindow
+			end := min(start+readWindow, r.size)
+			if cap(r.buf) < readWindow {
+				r.buf = make([]byte, readWindow)
+			}
+			b := r.buf[:end-start]
+			k, err := r.o.b.ReadAt(r.o.ctx, r.key, b, start)
+			if int64(k) < end-start {
+				r.buf = r.buf[:0]
+				if err == nil || err == io.EOF {
+					err = fmt.Errorf("object %s ended at %d bytes, %d expected", r.key, start+int64(k), r.size)
+				}
+				return n, r.o.ioErr(err)
+			}
+			r.off, r.buf = start, b
+		}
+		k := copy(p[n:], r.buf[off-r.off:])
+		n += k
+		off += int64(k)
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// touch records read activity on run at most once an hour (as Touch).
+func (o *objStore) touch(s *Store, run ID) {
+	key := objKey(run, activityName)
+	now := s.now()
+	if st, err := o.b.Stat(o.ctx, key); err == nil && now.Sub(st.Modified) < activityEvery && st.Modified.Before(now.Add(time.Minute)) {
+		return
+	}
+	o.b.Put(o.ctx, key, nil)
+}
+
+// nearestIDs is nearestIDs over the run's descriptors.
+func (o *objStore) nearestIDs(run ID, id string) []ID {
+	var names []string
+	p := runPrefix(run)
+	o.b.List(o.ctx, p, func(ob s3store.Object) error {
+		names = append(names, strings.TrimPrefix(ob.Key, p))
+		return nil
+	})
+	return nearestAmong(names, id)
+}
+
+// values lists run's committed values (Values).
+func (o *objStore) values(s *Store, run ID, typed string) ([]Descriptor, error) {
+	objs, err := o.runObjects(run)
+	if err != nil {
+		return nil, o.ioErr(err)
+	}
+	if len(objs) == 0 {
+		return nil, asTyped(o.missingRun(s, run), typed)
+	}
+	var out []Descriptor
+	for name := range objs {
+		id, ok := strings.CutSuffix(name, metaExt)
+		if !ok || !IsClean(id) {
+			continue
+		}
+		if d, prob := o.objCommitted(run, ID(id), objs); prob == nil {
+			out = append(out, *d)
+		}
+	}
+	sortValues(out)
+	return out, nil
+}
+
+// sortValues orders descriptors oldest first, then by id.
+func sortValues(out []Descriptor) {
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+}
+
+// readTombstone reads run's tombstone, if there is one.
+func (o *objStore) readTombstone(run ID) (*Tombstone, bool) {
+	b, _, err := o.b.Get(o.ctx, tombstoneKey(run), MaxTombstoneBytes)
+	if err != nil {
+		return nil, false
+	}
+	var t Tombstone
+	if json.Unmarshal(b, &t) != nil || t.Run != run {
+		return nil, false
+	}
+	return &t, true
+}
+
+// pathBase is the last element of a key.
+func pathBase(key string) string { return path.Base(key) }

@@ -1,0 +1,224 @@
+package retain
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/retval/retval/pkg/retain/s3store"
+)
+
+// objCommit makes the value exist on object storage: content uploaded
+// only if absent (so no writer ever replaces bytes another committed),
+// then its index, then the descriptor created only if absent — the commit
+// point. A stub is returned only once no collection of the run is in
+// progress and the content the descriptor names is there; otherwise the
+// descriptor this writer made is taken back and the input goes out
+// verbatim, as on a full disk.
+func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, error) {
+	o := w.obj
+	var index []byte
+	if w.st.size > IndexMinSize {
+		index = w.st.index.finish(w.st.sha.Sum(nil))
+	}
+	metaKey := objKey(w.runID, metaName(w.id))
+	// The same value again comes before every limit: it is a no-op.
+	if old, _, err := o.getDescriptor(w.runID, w.id); err == nil {
+		if old.SHA256 != d.SHA256 || old.Size != d.Size {
+			return nil, w.conflict(old)
+		}
+		return w.objAgain(old, stored, index, in)
+	} else if !errors.Is(err, s3store.ErrNotFound) {
+		return w.fallbackAfterWrite(nil, in, err)
+	}
+	if w.lim.MaxValueSize > 0 && d.Size > w.lim.MaxValueSize {
+		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, w.lim.MaxValueSize))
+	}
+	if reason, err := w.objCapacity(d); err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
+	} else if reason != "" {
+		return w.atCapacity(d, reason)
+	}
+	if _, err := o.b.Stat(o.ctx, collectingKey(w.runID)); err == nil {
+		return w.fallbackAfterWrite(nil, in, fmt.Errorf("run %q is being collected by gc", w.runID))
+	}
+
+	d.Created = w.store.now().UTC().Truncate(1e9)
+	d.StoredBytes = stored
+	body, err := marshalDescriptor(d)
+	if err != nil {
+		return nil, err
+	}
+	contentKey := objKey(w.runID, contentName(w.id, w.comp))
+	linesKey := objKey(w.runID, linesName(w.id))
+	_, err = o.b.Upload(o.ctx, contentKey, io.NewSectionReader(w.sink.File(), 0, stored), s3store.UploadOptions{IfAbsent: true})
+	if errors.Is(err, s3store.ErrExists) {
+		// Another writer of this call is committing, or one died here.
+		return w.objRaced(d, in)
+	}
+	if err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
+	}
+	mine := []string{contentKey}
+	undo := func(err error) (*Result, error) {
+		o.b.Delete(o.ctx, mine...)
+		return w.fallbackAfterWrite(nil, in, err)
+	}
+	if index != nil {
+		// An index already there is another writer's of the same id: the
+		// same bytes index the same, other bytes lose at the descriptor.
+		if _, err := o.b.Create(o.ctx, linesKey, index); err == nil {
+			mine = append(mine, linesKey)
+		} else if !errors.Is(err, s3store.ErrExists) {
+			return undo(err)
+		}
+	}
+	etag, err := o.b.Create(o.ctx, metaKey, body)
+	if errors.Is(err, s3store.ErrExists) {
+		o.b.Delete(o.ctx, mine...)
+		return w.objRaced(d, in)
+	}
+	if err != nil {
+		return undo(err)
+	}
+	// Committed. Before a stub names it: no gc may be collecting the run
+	// (its marker is written before it lists the run again), and the
+	// content must still be there.
+	check := func() error {
+		if _, err := o.b.Stat(o.ctx, collectingKey(w.runID)); err == nil {
+			return fmt.Errorf("run %q is being collected by gc", w.runID)
+		} else if !errors.Is(err, s3store.ErrNotFound) {
+			return err
+		}
+		st, err := o.b.Stat(o.ctx, contentKey)
+		if err != nil {
+			return err
+		}
+		if st.Size != stored {
+			return fmt.Errorf("content %s holds %d bytes, %d were written", o.where(contentKey), st.Size, stored)
+		}
+		return nil
+	}
+	if err := check(); err != nil {
+		o.b.DeleteIf(o.ctx, metaKey, etag)
+		return undo(err)
+	}
+	if testHookObjCommitted != nil {
+		testHookObjCommitted()
+	}
+	return &Result{Retained: true, Descriptor: d, Stub: w.retainedStub(d)}, nil
+}
+
+// testHookObjCommitted, when set, runs once a value is committed to object
+// storage and checked, before its stub is made.
+var testHookObjCommitted func()
+
+// objRaced settles a retain that found another writer's content or
+// descriptor in its way: the descriptor, once there, says whether it is
+// this value (the stub) or other bytes (conflict). A content without a
+// descriptor that stays so is another writer's unfinished work, or the
+// debris of one that died (gc removes it after the grace period): the
+// input goes out verbatim.
+func (w *writer) objRaced(d *Descriptor, in io.Reader) (*Result, error) {
+	o := w.obj
+	wait := 20 * time.Millisecond
+	for range 8 {
+		old, _, err := o.getDescriptor(w.runID, w.id)
+		if err == nil {
+			if old.SHA256 != d.SHA256 || old.Size != d.Size {
+				return nil, w.conflict(old)
+			}
+			return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
+		}
+		if !errors.Is(err, s3store.ErrNotFound) {
+			return w.fallbackAfterWrite(nil, in, err)
+		}
+		time.Sleep(wait)
+		wait *= 2
+	}
+	return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q has content but no descriptor: another writer of the call did not finish", w.id, w.runID))
+}
+
+// objAgain is again on object storage: the stored value is taken as it is
+// when its content is there at the recorded size (every read checks its
+// bytes); content that is missing or of another size is uploaded again
+// from this input, which has the same SHA-256.
+func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Reader) (*Result, error) {
+	o := w.obj
+	oldKey := objKey(w.runID, contentName(w.id, old.Compression))
+	if st, err := o.b.Stat(o.ctx, oldKey); err == nil && st.Size == old.StoredBytes {
+		o.touch(w.store, w.runID)
+		return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
+	} else if err != nil && !errors.Is(err, s3store.ErrNotFound) {
+		return w.fallbackAfterWrite(nil, in, err)
+	}
+	restore := func() error {
+		key := objKey(w.runID, contentName(w.id, w.comp))
+		if _, err := o.b.Upload(o.ctx, key, io.NewSectionReader(w.sink.File(), 0, stored), s3store.UploadOptions{}); err != nil {
+			return err
+		}
+		if index != nil {
+			if _, err := o.b.Put(o.ctx, objKey(w.runID, linesName(w.id)), index); err != nil {
+				return err
+			}
+		}
+		if w.comp != old.Compression || stored != old.StoredBytes {
+			d := *old
+			d.Compression, d.StoredBytes = w.comp, stored
+			body, err := marshalDescriptor(&d)
+			if err != nil {
+				return err
+			}
+			if _, err := o.b.Put(o.ctx, objKey(w.runID, metaName(w.id)), body); err != nil {
+				return err
+			}
+			*old = d
+		}
+		return nil
+	}
+	if err := restore(); err != nil {
+		return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", w.id, w.runID, err))
+	}
+	return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
+}
+
+// objCapacity is capacity on object storage, from one listing of the run:
+// a value counts when its descriptor and content are both listed, with
+// the content's listed size as its bytes (a compressed value's descriptor
+// is read for its uncompressed size).
+func (w *writer) objCapacity(d *Descriptor) (string, error) {
+	L := w.lim
+	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
+		return "", nil
+	}
+	o := w.obj
+	objs, err := o.runObjects(w.runID)
+	if err != nil {
+		return "", err
+	}
+	var n, total int64
+	for name := range objs {
+		id, ok := strings.CutSuffix(name, metaExt)
+		if !ok || !IsClean(id) {
+			continue
+		}
+		if c, ok := objs[contentName(ID(id), CompressNone)]; ok {
+			n++
+			total += c.Size
+		} else if _, ok := objs[contentName(ID(id), CompressZstd)]; ok {
+			if old, _, err := o.getDescriptor(w.runID, ID(id)); err == nil {
+				n++
+				total += old.Size
+			}
+		}
+	}
+	switch {
+	case L.MaxRunValues > 0 && n+1 > L.MaxRunValues:
+		return fmt.Sprintf("run %s holds %d values, max-run-values is %d", w.runID, n, L.MaxRunValues), nil
+	case L.MaxRunBytes > 0 && total+d.Size > L.MaxRunBytes:
+		return fmt.Sprintf("run %s would hold %d bytes, max-run-bytes is %d", w.runID, total+d.Size, L.MaxRunBytes), nil
+	}
+	return "", nil
+}
