@@ -25,6 +25,8 @@ func sample(s config.Setting) string {
 		return "r7"
 	case "runs-dir":
 		return "elsewhere"
+	case "store":
+		return "s3://bucket/prefix"
 	}
 	switch s.Kind {
 	case config.Size:

@@ -57,7 +57,7 @@ func init() {
 		var pages, ids []string
 		for from := 0; len(pages) < 100; {
 			c := exec.Command(prog, "resolve", "--run", args[0], "--batch")
-			for _, k := range []string{"PATH", "HOME", "TMPDIR", "RETVAL_RUNS_DIR", "RETVAL_MAX_LOOKUP_BYTES", "GOCOVERDIR"} {
+			for _, k := range []string{"RETVAL_STORE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL_S3", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_EC2_METADATA_DISABLED", "PATH", "HOME", "TMPDIR", "RETVAL_RUNS_DIR", "RETVAL_MAX_LOOKUP_BYTES", "GOCOVERDIR"} {
 				c.Env = append(c.Env, k+"="+ts.Getenv(k))
 			}
 			c.Stdin = strings.NewReader(fmt.Sprintf(`[{"$list_results": %d}]`, from))
@@ -108,7 +108,7 @@ func init() {
 		ts.Check(err)
 		prog := lookTSPath(ts, args[2])
 		var env []string
-		for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "RETVAL_RUNS_DIR", "RETVAL_RUN", "GOCOVERDIR"} {
+		for _, k := range []string{"RETVAL_STORE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL_S3", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_EC2_METADATA_DISABLED", "PATH", "HOME", "TMPDIR", "WORK", "RETVAL_RUNS_DIR", "RETVAL_RUN", "GOCOVERDIR"} {
 			env = append(env, k+"="+ts.Getenv(k))
 		}
 		var (

@@ -118,7 +118,7 @@ func lookPath(ts *testscript.TestScript, name string) (string, error) {
 
 func scriptEnv(ts *testscript.TestScript) []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "RETVAL_RUNS_DIR", "GOCOVERDIR"} {
+	for _, k := range []string{"RETVAL_STORE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL_S3", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_EC2_METADATA_DISABLED", "PATH", "HOME", "TMPDIR", "RETVAL_RUNS_DIR", "GOCOVERDIR"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	// testscript's re-exec of the test binary as "retval" is keyed by this.
@@ -153,6 +153,9 @@ func init() {
 func scriptCondition(cond string) (bool, error) {
 	if cond == "root" {
 		return os.Geteuid() == 0, nil
+	}
+	if cond == "s3" {
+		return false, nil // TestScriptS3 says true
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

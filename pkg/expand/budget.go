@@ -133,7 +133,21 @@ func (rs *Resolver) answer(r Ref, b bounds) ([]byte, error) {
 // lock (held shared, so gc leaves the run alone) and an exclusive lock on
 // the ledger itself, so concurrent calls never overspend; it is written,
 // and synced, before any answer is returned.
+//
+// On object storage there are no locks: the ledger is saved by
+// compare-and-swap, and a call that lost the race to another process
+// reads the ledger again and decides again (lookups only read), so
+// exactly the budget is answered however many processes spend one step.
 func (rs *Resolver) Step(step string, calls []Lookup, b Budget) ([]Answer, error) {
+	for {
+		answers, err := rs.step(step, calls, b)
+		if !errors.Is(err, retain.ErrLedgerChanged) {
+			return answers, err
+		}
+	}
+}
+
+func (rs *Resolver) step(step string, calls []Lookup, b Budget) ([]Answer, error) {
 	l, err := rs.openLedger(step)
 	if err != nil {
 		return nil, err

@@ -164,6 +164,11 @@ func (s *Store) logRead(run ID, r Read) error {
 	if r.Time.IsZero() {
 		r.Time = s.now()
 	}
+	if o, err := s.object(); err != nil {
+		return err
+	} else if o != nil {
+		return o.logRead(run, r)
+	}
 	dir := s.RunDir(run)
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -226,6 +231,11 @@ type ReadLogInfo struct {
 // (ErrCollected when gc removed it).
 func (s *Store) ScanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
 	var info ReadLogInfo
+	if o, err := s.object(); err != nil {
+		return info, err
+	} else if o != nil {
+		return o.scanReads(s, run, f)
+	}
 	dir, err := s.lookupRun(run)
 	if err != nil {
 		return info, err

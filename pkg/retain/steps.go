@@ -9,6 +9,7 @@ import (
 
 	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/retain/s3store"
 )
 
 // stepName is the file name, inside a run's .steps, of the lookup-budget
@@ -44,7 +45,19 @@ type StepLedger struct {
 	f     *os.File
 	step  ID
 	spent StepSpent
+
+	// On object storage: the ledger's key and the ETag it was read with
+	// ("" for a new step); Save is a compare-and-swap against it.
+	obj  *objStore
+	key  string
+	etag string
 }
+
+// ErrLedgerChanged is Save's error when another process saved the step's
+// ledger since this one was opened (object storage has no locks: the
+// ledger is updated by compare-and-swap). Nothing was written; open the
+// ledger again and redo the arithmetic.
+var ErrLedgerChanged = errors.New("the step's ledger changed since it was read")
 
 // OpenStepLedger opens and locks step's ledger in run, creating .steps and
 // the ledger as needed; the run must exist. Neither is ever followed
@@ -54,6 +67,11 @@ type StepLedger struct {
 // ledger entry is made durable before OpenStepLedger returns, so nothing
 // is answered under a step a crash could forget.
 func (s *Store) OpenStepLedger(run, step ID) (*StepLedger, error) {
+	if o, err := s.object(); err != nil {
+		return nil, err
+	} else if o != nil {
+		return o.openStepLedger(s, run, step)
+	}
 	lock, err := s.LockRun(run)
 	if err != nil {
 		return nil, err
@@ -141,6 +159,9 @@ func (l *StepLedger) Save(sp StepSpent) error {
 	}
 	rec := append(b, bytes.Repeat([]byte{' '}, ledgerSize-1-len(b))...)
 	rec = append(rec, '\n')
+	if l.obj != nil {
+		return l.objSave(rec, sp)
+	}
 	if _, err := l.f.WriteAt(rec, 0); err != nil {
 		return err
 	}
@@ -153,6 +174,57 @@ func (l *StepLedger) Save(sp StepSpent) error {
 
 // Close lets the ledger and the run go.
 func (l *StepLedger) Close() {
+	if l.obj != nil {
+		return // nothing held
+	}
 	l.f.Close()
 	l.lock.Unlock()
+}
+
+// openStepLedger reads step's ledger of run from object storage, with the
+// ETag that Save swaps against.
+func (o *objStore) openStepLedger(s *Store, run, step ID) (*StepLedger, error) {
+	if ok, err := o.runExists(run); err != nil {
+		return nil, o.ioErr(err)
+	} else if !ok {
+		return nil, o.missingRun(s, run)
+	}
+	l := &StepLedger{step: step, obj: o, key: objKey(run, stepsDirName+"/"+stepName(step))}
+	b, ob, err := o.b.Get(o.ctx, l.key, maxLedgerSize)
+	switch {
+	case errors.Is(err, s3store.ErrNotFound):
+		return l, nil
+	case errors.Is(err, s3store.ErrTooLarge):
+		return nil, Errorf(CodeCorrupt, "step ledger %s is unreadable (over %d bytes, and retval writes %d); start a new step with another --step id", o.where(l.key), maxLedgerSize, ledgerSize)
+	case err != nil:
+		return nil, o.ioErr(err)
+	}
+	var rec ledgerRecord
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != step || rec.Lookups < 0 || rec.Bytes < 0 {
+		return nil, Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", o.where(l.key))
+	}
+	l.spent, l.etag = rec.StepSpent, ob.ETag
+	return l, nil
+}
+
+// objSave writes the record if the ledger is still what was read: created
+// only if absent for a new step, else replaced only if its ETag is the one
+// read. A lost race is ErrLedgerChanged.
+func (l *StepLedger) objSave(rec []byte, sp StepSpent) error {
+	o := l.obj
+	var etag string
+	var err error
+	if l.etag == "" {
+		etag, err = o.b.Create(o.ctx, l.key, rec)
+	} else {
+		etag, err = o.b.Replace(o.ctx, l.key, rec, l.etag)
+	}
+	if errors.Is(err, s3store.ErrExists) || errors.Is(err, s3store.ErrChanged) {
+		return ErrLedgerChanged
+	}
+	if err != nil {
+		return o.ioErr(err)
+	}
+	l.spent, l.etag = sp, etag
+	return nil
 }

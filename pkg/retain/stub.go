@@ -193,10 +193,13 @@ func PeekCommand(id ID, selector string) string {
 // command works from any directory) and quoted for a POSIX shell where it
 // needs it; ids and runs never do.
 func ShellPeekCommand(runsDir string, run, id ID, selector string) string {
-	if abs, err := filepath.Abs(runsDir); err == nil {
+	store := "--runs-dir "
+	if IsObjectStore(runsDir) {
+		store = "--store "
+	} else if abs, err := filepath.Abs(runsDir); err == nil {
 		runsDir = abs
 	}
-	return "retval peek --runs-dir " + ShellQuote(runsDir) + " --run " + string(run) + " " + strings.TrimPrefix(PeekCommand(id, selector), "peek ")
+	return "retval peek " + store + ShellQuote(runsDir) + " --run " + string(run) + " " + strings.TrimPrefix(PeekCommand(id, selector), "peek ")
 }
 
 // ShellQuote quotes s for a POSIX shell, unless it is made of characters
