@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -59,6 +58,15 @@ func openObject(addr string) (*objStore, error) {
 		return nil, Errorf(CodeUsage, "store %s: %v", loc, err)
 	}
 	return &objStore{b: s3store.Open(loc, c), ctx: context.Background()}, nil
+}
+
+// OpenBucket returns a Store on object storage through a Bucket the
+// caller configured itself (its own credentials, HTTP client or part
+// size), where Open would read the AWS variables.
+func OpenBucket(b *s3store.Bucket) *Store {
+	s := &Store{Dir: b.Location().String()}
+	s.objOnce.Do(func() { s.obj = &objStore{b: b, ctx: context.Background()} })
+	return s
 }
 
 // object returns the store's object backend, nil for a local runs-dir.
@@ -387,6 +395,3 @@ func (o *objStore) readTombstone(run ID) (*Tombstone, bool) {
 	}
 	return &t, true
 }
-
-// pathBase is the last element of a key.
-func pathBase(key string) string { return path.Base(key) }

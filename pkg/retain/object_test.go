@@ -1,0 +1,287 @@
+package retain
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/retval/retval/internal/s3test"
+	"github.com/retval/retval/pkg/retain/s3store"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	s3test.StopShared()
+	os.Exit(code)
+}
+
+// recorder is an HTTP transport that counts the requests a store sends,
+// and may fail or act on chosen ones.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []string // "METHOD key"
+	// fail, when it returns true for a request, fails it before it is sent.
+	fail func(method, key string) bool
+	// after runs once a request has been answered.
+	after func(method, key string, status int)
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	key := req.URL.Path
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req.Method+" "+key)
+	fail := r.fail
+	r.mu.Unlock()
+	if fail != nil && fail(req.Method, key) {
+		return nil, fmt.Errorf("injected failure of %s %s", req.Method, key)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil && r.after != nil {
+		r.after(req.Method, key, resp.StatusCode)
+	}
+	return resp, err
+}
+
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.reqs
+	r.reqs = nil
+	return out
+}
+
+// objectStore returns a Store on a fresh bucket of the shared test server,
+// whose requests go through rec, and a Bucket on the same prefix for the
+// test's own looks.
+func objectStore(t *testing.T, rec *recorder) (*Store, *s3store.Bucket) {
+	t.Helper()
+	srv := s3test.Shared(t)
+	loc := s3store.Location{Bucket: srv.NewBucket(t), Prefix: "fleet"}
+	c := s3store.Config{Endpoint: srv.Endpoint, Region: srv.Region, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, PathStyle: true}
+	raw := s3store.Open(loc, c)
+	if rec != nil {
+		c.HTTPClient = &http.Client{Transport: rec}
+	}
+	b := s3store.Open(loc, c)
+	b.PartSize = 5 << 20
+	return OpenBucket(b), raw
+}
+
+func keysOf(t *testing.T, b *s3store.Bucket, prefix string) []string {
+	t.Helper()
+	var keys []string
+	if err := b.List(context.Background(), prefix, func(o s3store.Object) error {
+		keys = append(keys, o.Key)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+func numbered(n int) []byte {
+	var b bytes.Buffer
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %d of a long tool result\n", i)
+	}
+	return b.Bytes()
+}
+
+// A large value goes up in parts and reads back through a few ranged
+// GETs: the end of it costs a handful of requests, never the whole object.
+func TestObjectLargeValue(t *testing.T) {
+	for _, comp := range []string{"none", "zstd"} {
+		t.Run(comp, func(t *testing.T) {
+			rec := &recorder{}
+			s, _ := objectStore(t, rec)
+			in := numbered(400000) // about 13 MiB: three parts
+			var out bytes.Buffer
+			res, err := s.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "big", Compress: comp,
+				Limits: Limits{Threshold: Unlimited, MaxValueSize: Unlimited, MaxRunBytes: Unlimited}})
+			if err != nil || !res.Retained {
+				t.Fatalf("retain: %+v, %v", res, err)
+			}
+			if reqs := strings.Join(rec.take(), "\n"); comp == "none" && !strings.Contains(reqs, "uploadId") && !strings.Contains(reqs, "POST") {
+				t.Errorf("a 13 MiB value went up without a multipart upload:\n%s", reqs)
+			}
+			v, err := s.OpenValue("r", "big")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			if v.Index() == nil {
+				t.Fatal("no line index read")
+			}
+			at, off := v.Index().LineStart(399601)
+			end := int64(len(in))
+			got, err := v.Bytes(off, end)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := in[off:]; !bytes.Equal(got, want) {
+				t.Fatalf("bytes from line %d differ", at)
+			}
+			reqs := rec.take()
+			if len(reqs) > 8 {
+				t.Errorf("opening and reading the last %d bytes took %d requests, want a handful:\n%s", end-off, len(reqs), strings.Join(reqs, "\n"))
+			}
+		})
+	}
+}
+
+// A failed upload prints the bytes verbatim, like a full disk, and leaves
+// no committed descriptor and no content.
+func TestObjectUploadFails(t *testing.T) {
+	for _, what := range []string{".meta.json", ".txt", ".lines", "partNumber=2"} {
+		t.Run(what, func(t *testing.T) {
+			rec := &recorder{}
+			s, raw := objectStore(t, rec)
+			rec.fail = func(method, key string) bool {
+				return method == http.MethodPut && strings.Contains(key, what)
+			}
+			if what == "partNumber=2" {
+				rec.fail = nil
+				// The query is not in the path: fail the second part by count.
+				var parts int
+				var mu sync.Mutex
+				rec.fail = func(method, key string) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					if method == http.MethodPut && strings.HasSuffix(key, ".txt") {
+						parts++
+						return parts >= 2
+					}
+					return false
+				}
+			}
+			in := numbered(400000)
+			var out bytes.Buffer
+			res, err := s.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "c1",
+				Limits: Limits{Threshold: Unlimited, MaxValueSize: Unlimited, MaxRunBytes: Unlimited}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Verbatim || res.Warning == nil || !bytes.Equal(out.Bytes(), in) {
+				t.Fatalf("failed %s: verbatim %v, warning %v, %d bytes out of %d", what, res.Verbatim, res.Warning, out.Len(), len(in))
+			}
+			if keys := keysOf(t, raw, "r.values/"); len(keys) != 0 {
+				t.Errorf("failed %s left %v", what, keys)
+			}
+			if _, err := s.OpenValue("r", "c1"); CodeOf(err) != CodeUnknownReference {
+				t.Errorf("the value after a failed upload: %v, want unknown_reference", err)
+			}
+		})
+	}
+}
+
+// A writer that finds gc's marker — before it commits, or after, while it
+// checks — prints the input verbatim and takes its descriptor back, so no
+// stub names a value a collection may be deleting.
+func TestObjectWriterSeesCollection(t *testing.T) {
+	in := numbered(3000)
+	opts := RetainOptions{Run: "r", Call: "c1"}
+	t.Run("before", func(t *testing.T) {
+		s, raw := objectStore(t, nil)
+		if _, err := raw.Put(context.Background(), collectingKey("r"), nil); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res, err := s.Retain(bytes.NewReader(in), &out, opts)
+		if err != nil || !res.Verbatim || !bytes.Equal(out.Bytes(), in) {
+			t.Fatalf("retain during a collection: %+v, %v", res, err)
+		}
+		if keys := keysOf(t, raw, "r.values/"); len(keys) != 0 {
+			t.Errorf("left %v", keys)
+		}
+	})
+	t.Run("after", func(t *testing.T) {
+		rec := &recorder{}
+		s, raw := objectStore(t, rec)
+		var once sync.Once
+		rec.after = func(method, key string, status int) {
+			if method == http.MethodPut && strings.HasSuffix(key, ".meta.json") && status == http.StatusOK {
+				once.Do(func() {
+					if _, err := raw.Put(context.Background(), collectingKey("r"), nil); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+		}
+		var out bytes.Buffer
+		res, err := s.Retain(bytes.NewReader(in), &out, opts)
+		if err != nil || !res.Verbatim || !bytes.Equal(out.Bytes(), in) || res.Warning == nil {
+			t.Fatalf("retain racing a collection: %+v, %v", res, err)
+		}
+		if keys := keysOf(t, raw, "r.values/"); len(keys) != 0 {
+			t.Errorf("left %v", keys)
+		}
+	})
+}
+
+// Concurrent writers of one call id, each with its own Store (as separate
+// machines would be): with the same bytes every one shows the stub, with
+// other bytes exactly one wins and the others conflict; nothing else is
+// left in the run.
+func TestObjectRacingWriters(t *testing.T) {
+	s0, raw := objectStore(t, nil)
+	const n = 6
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	results := make([]error, n)
+	stubs := make([]string, n)
+	for i := range n {
+		wg.Go(func() {
+			s := OpenBucket(s0.obj.b)
+			<-start
+			in := numbered(3000 + i) // other bytes for each
+			var out bytes.Buffer
+			res, err := s.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "diff"})
+			results[i] = err
+			if err == nil {
+				stubs[i] = res.Stub
+				if !res.Retained {
+					results[i] = errors.New("not retained")
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i, err := range results {
+		switch {
+		case err == nil:
+			won++
+		case CodeOf(err) != CodeConflict:
+			t.Errorf("writer %d: %v, want a conflict", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d writers won, want exactly 1", won)
+	}
+	keys := keysOf(t, raw, "r.values/")
+	var values []string
+	for _, k := range keys {
+		if !strings.Contains(k, "/.reads/") && !strings.HasSuffix(k, "/.activity") {
+			values = append(values, k)
+		}
+	}
+	if len(values) != 2 {
+		t.Errorf("the run holds %v, want one descriptor and one content", values)
+	}
+	v, err := s0.OpenValue("r", "diff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if _, err := io.Copy(io.Discard, v.Section(0, v.Size())); err != nil {
+		t.Errorf("the winner's value does not read whole: %v", err)
+	}
+}
