@@ -1,10 +1,9 @@
 package expand
 
 import (
-	"bytes"
-	"io"
 	"slices"
 
+	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -39,7 +38,7 @@ func (p *Plan) locateLines(v *retain.Value, refs []lineRef) error {
 	}
 	slices.Sort(want)
 	want = slices.Compact(want)
-	offs, err := lineOffsets(v, want)
+	offs, err := peek.LineOffsets(v, want)
 	if err != nil {
 		return err
 	}
@@ -55,53 +54,3 @@ func (p *Plan) locateLines(v *retain.Value, refs []lineRef) error {
 	}
 	return nil
 }
-
-// lineOffsets returns the offset at which each line of want (ascending,
-// each from 1 to the value's line count) starts.
-func lineOffsets(v *retain.Value, want []int64) ([]int64, error) {
-	out := make([]int64, len(want))
-	line, off := int64(1), int64(0)
-	ix := v.Index()
-	buf := make([]byte, retain.BlockSize)
-	var win []byte // bytes [winOff, winOff+len(win)) of the value
-	winOff := int64(0)
-	for i, target := range want {
-		if ix != nil {
-			if at, o := ix.LineStart(target); at > line {
-				line, off = at, o
-			}
-		}
-		for line < target {
-			if off < winOff || off >= winOff+int64(len(win)) {
-				n := min(int64(len(buf)), v.Size()-off)
-				if n <= 0 {
-					return nil, io.ErrUnexpectedEOF
-				}
-				k, err := v.ReadAt(buf[:n], off)
-				if int64(k) < n {
-					if err == nil || err == io.EOF {
-						err = io.ErrUnexpectedEOF
-					}
-					return nil, err
-				}
-				win, winOff = buf[:n], off
-			}
-			rest := win[off-winOff:]
-			if c := int64(bytes.Count(rest, nl)); line+c < target {
-				line += c
-				off += int64(len(rest))
-				continue
-			}
-			for line < target {
-				j := bytes.IndexByte(rest, '\n')
-				off += int64(j + 1)
-				rest = rest[j+1:]
-				line++
-			}
-		}
-		out[i] = off
-	}
-	return out, nil
-}
-
-var nl = []byte{'\n'}

@@ -70,7 +70,7 @@ type walk struct {
 
 // syntaxError is a template that is not JSON.
 func (w *walk) syntax(format string, args ...any) error {
-	line := 1 + bytes.Count(w.src[:w.pos], nl)
+	line := 1 + bytes.Count(w.src[:w.pos], []byte{'\n'})
 	col := w.pos - bytes.LastIndexByte(w.src[:w.pos], '\n')
 	return retain.Errorf(retain.CodeUsage, "the template is not valid JSON: %s at byte %d (line %d, column %d); send one JSON document, the tool call's arguments", fmt.Sprintf(format, args...), w.pos, line, col)
 }

@@ -226,6 +226,23 @@ type lineScanner struct {
 
 func newLineScanner(src source) *lineScanner { return &lineScanner{src: src, line: 1} }
 
+// LineOffsets returns the offset at which each line of want starts (want
+// ascending; a line past the end gives the value's size) in one forward
+// pass of the scanner every peek uses, jumping through the value's line
+// index over gaps: expand locates a template's many line ranges with it.
+func LineOffsets(v *retain.Value, want []int64) ([]int64, error) {
+	sc := newLineScanner(sourceOf(v))
+	out := make([]int64, len(want))
+	for i, line := range want {
+		off, err := sc.seek(line)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = off
+	}
+	return out, nil
+}
+
 // seek moves to the start of line (which must not be behind the scanner),
 // jumping through the index when that is further along, and returns its
 // offset. A line past the end stops at the end of the value.
