@@ -33,6 +33,9 @@ var ErrBusy = &Error{Code: CodeBusy}
 // RunsDirMissing reports whether the runs-dir does not exist yet: an empty
 // store (nothing was ever retained there), not an error.
 func (s *Store) RunsDirMissing() (bool, error) {
+	if missing, ok, err := s.objRunsDirMissing(); ok {
+		return missing, err
+	}
 	root, err := fsx.OpenRoot(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
