@@ -33,6 +33,9 @@ var ErrBusy = &Error{Code: CodeBusy}
 // RunsDirMissing reports whether the runs-dir does not exist yet: an empty
 // store (nothing was ever retained there), not an error.
 func (s *Store) RunsDirMissing() (bool, error) {
+	if missing, ok, err := s.objRunsDirMissing(); ok {
+		return missing, err
+	}
 	root, err := fsx.OpenRoot(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
@@ -60,7 +63,8 @@ func (s *Store) runsDirErr(err error) error {
 type Collection struct {
 	s    *Store
 	root *fsx.Dir
-	own  *fsx.Dir // nil when .retval does not exist (and was not to be made)
+	own  *fsx.Dir  // nil when .retval does not exist (and was not to be made)
+	obj  *objStore // the object backend, nil for a local runs-dir
 }
 
 // OpenCollection opens the runs-dir and its .retval, never following a
@@ -69,6 +73,9 @@ type Collection struct {
 // a corrupt error that says what to do: the collector keeps its lock
 // there, so it cannot work at all.
 func (s *Store) OpenCollection(create bool) (*Collection, error) {
+	if o, ok, err := s.objBackend(); ok {
+		return &Collection{s: s, obj: o}, err
+	}
 	root, err := fsx.OpenRoot(s.Dir)
 	if err != nil {
 		return nil, s.runsDirErr(err)
@@ -113,10 +120,16 @@ func (e *RefusedError) Error() string { return e.Err.Error() }
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 // CollectorLock is the hold of the one collector of a runs-dir.
-type CollectorLock struct{ f *os.File }
+type CollectorLock struct {
+	f     *os.File
+	lease *objLease // on object storage
+}
 
 // Unlock lets the next collector in.
 func (l *CollectorLock) Unlock() {
+	if l != nil {
+		l.unlockLease()
+	}
 	if l != nil && l.f != nil {
 		l.f.Close()
 	}
@@ -129,6 +142,12 @@ func (l *CollectorLock) Unlock() {
 // place of .retval or of the lock, or a lock that is not a regular file,
 // is refused with a corrupt error that says what to do.
 func (s *Store) LockCollector(create bool) (*CollectorLock, error) {
+	if o, ok, err := s.objBackend(); ok {
+		if err != nil {
+			return nil, err
+		}
+		return o.lockCollector(s, create)
+	}
 	c, err := s.OpenCollection(create)
 	if err != nil {
 		return nil, err
@@ -171,6 +190,9 @@ type TrashEntry struct {
 // Trash lists the trash, sorted by name. No .retval or no trash is an
 // empty list; a trash gc refuses is a *RefusedError.
 func (c *Collection) Trash() ([]TrashEntry, error) {
+	if c.obj != nil {
+		return c.trash()
+	}
 	if c.own == nil {
 		return nil, nil
 	}
@@ -203,6 +225,9 @@ func (c *Collection) Trash() ([]TrashEntry, error) {
 // EmptyTrash deletes the trash entry name and everything in it, never
 // following a symlink.
 func (c *Collection) EmptyTrash(name string) error {
+	if c.obj != nil {
+		return c.emptyTrash(name)
+	}
 	trash, err := c.openOwn(trashDirName, false)
 	if err != nil {
 		return err
@@ -247,6 +272,9 @@ func (e *RunChangedError) Error() string {
 // deleted: collection is what frees the disk, so it must not need room
 // first. Until then a lookup in the run says unknown_reference.
 func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
+	if c.obj != nil {
+		return c.collectRun(ri, t)
+	}
 	s := c.s
 	trash, err := c.openOwn(trashDirName, true)
 	if err != nil {
@@ -363,6 +391,9 @@ type DebrisError struct {
 // following a symlink, and each entry removed relative to it, a symlink as
 // itself. removed[i] says whether entries[i] was removed.
 func (c *Collection) RemoveDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) (removed []bool, fails []DebrisError, err error) {
+	if c.obj != nil {
+		return c.removeDebris(run, entries, now, grace)
+	}
 	l, err := c.s.LockRunExclusive(run)
 	if err != nil {
 		return nil, nil, err

@@ -45,6 +45,7 @@ type Store struct {
 	OnLogError func(error)
 
 	objOpen // the object backend, opened on first use
+	objGC   // gc's lease there, while held (object_gc.go)
 }
 
 // Open returns a Store for dir (a runs-dir, or s3://BUCKET/PREFIX);

@@ -135,6 +135,9 @@ func (s *Store) Runs(grace time.Duration) ([]*RunInfo, error) {
 // followed: opening it as a run is refused as corrupt), so that verify,
 // catalogue and gc report it instead of passing over it in silence.
 func (s *Store) RunIDs() ([]ID, error) {
+	if ids, ok, err := s.objRunIDs(); ok {
+		return ids, err
+	}
 	ents, err := os.ReadDir(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.Dir)
@@ -173,6 +176,9 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 // plain and a compressed content file: for a caller that needs the count
 // of only some runs (gc, of the runs it removes), with CountValues.
 func (s *Store) ScanRunEntries(run ID) (*RunInfo, error) {
+	if ri, ok, err := s.objScanRunEntries(run); ok {
+		return ri, err
+	}
 	dir, err := s.lookupRun(run)
 	if err != nil {
 		return nil, err
@@ -290,6 +296,9 @@ func (s *Store) ScanRunEntries(run ID) (*RunInfo, error) {
 // by the one rule (committedValue): it reads every descriptor
 // ScanRunEntries found.
 func (s *Store) CountValues(ri *RunInfo) {
+	if s.objCountValues(ri) {
+		return
+	}
 	ri.Values = 0
 	for _, e := range ri.Entries {
 		if e.Kind == KindValue && e.Name == metaName(e.Value) {
@@ -355,6 +364,9 @@ func treeSize(path string, e *RunEntry) error {
 // lock exclusively without waiting and lets go at once. A run without a
 // lock file has never had a writer and is not busy.
 func (s *Store) RunBusy(run ID) (bool, error) {
+	if _, ok, err := s.objBackend(); ok {
+		return false, err // no locks on object storage: a run in use is active by its times
+	}
 	f, err := openStoreFile(filepath.Join(s.RunDir(run), lockName), os.O_RDONLY, "run lock")
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

@@ -55,6 +55,9 @@ func (s *Store) openTombstoneDir(create bool) (*fsx.Dir, error) {
 // synced. A symlink in place of .retval or .retval/tombstones is refused
 // (an *fsx.PathError), never written through.
 func (s *Store) WriteTombstone(t Tombstone) error {
+	if o, ok, err := s.objBackend(); ok {
+		return orErr(err, func() error { return o.writeTombstone(t) })
+	}
 	b, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -111,6 +114,9 @@ func readTombstone(d *fsx.Dir, name string) (*Tombstone, error) {
 // or the tombstone expired). It removes the entry itself, never what a
 // symlink there points at. No tombstone is no error.
 func (s *Store) RemoveTombstone(run ID) error {
+	if o, ok, err := s.objBackend(); ok {
+		return orErr(err, func() error { return o.removeTombstone(run) })
+	}
 	d, err := s.openTombstoneDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -147,6 +153,12 @@ type TombstoneFile struct {
 // *RefusedError (wrapping an *fsx.PathError), and nothing behind it is
 // read.
 func (s *Store) TombstoneFiles() ([]TombstoneFile, error) {
+	if o, ok, err := s.objBackend(); ok {
+		if err != nil {
+			return nil, err
+		}
+		return o.tombstoneFiles()
+	}
 	d, err := s.openTombstoneDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -184,6 +196,9 @@ func (s *Store) TombstoneFiles() ([]TombstoneFile, error) {
 // (a file, a link, or a directory and everything in it) without following
 // any symlink. A missing entry is no error.
 func (s *Store) RemoveTombstoneFile(name string) error {
+	if o, ok, err := s.objBackend(); ok {
+		return orErr(err, func() error { return o.removeTombstoneFile(name) })
+	}
 	if strings.ContainsRune(name, '/') {
 		return Errorf(CodeIO, "tombstone entry %q: not a name", name)
 	}

@@ -66,6 +66,9 @@ type VerifyOptions struct {
 // Each run's lock is held shared while it is checked, so gc leaves it be.
 // An unknown run is ErrNotFound (ErrCollected when gc removed it).
 func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
+	if obj, ok, err := s.objBackend(); ok {
+		return orVerify(err, func() (*VerifyReport, error) { return obj.verify(s, o) })
+	}
 	o.Grace = Limits{Grace: o.Grace}.Effective().Grace
 	var runs []ID
 	if o.Run != "" {

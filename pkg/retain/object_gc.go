@@ -1,0 +1,496 @@
+package retain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/retval/retval/pkg/retain/s3store"
+)
+
+// gc on object storage (docs/design.md, "Collecting a run"): a lease in
+// place of gc's lock, a marker .retval/collecting/<run> in place of the
+// run's exclusive lock and the rename into the trash, and the tombstone as
+// the commit of a collection. A writer checks for the marker after it
+// commits its descriptor and before it prints a stub, so between them no
+// stub ever names a value gc deletes.
+
+// LeaseTTL is how long gc's lease on object storage lasts unless renewed;
+// gc renews it every third of that while it works.
+const LeaseTTL = 2 * time.Minute
+
+// objGC is the Store's state of gc on object storage: the lease it holds.
+type objGC struct {
+	gcLease atomic.Pointer[objLease]
+}
+
+// objLease is gc's lease, renewed in the background while held. Every
+// write of a collection asks check first: a lease that could not be
+// renewed in time may be another gc's by now, so the write is not made.
+type objLease struct {
+	s    *Store
+	o    *objStore
+	l    *s3store.Lease
+	stop chan struct{}
+	done chan struct{}
+
+	mu      sync.Mutex
+	lost    error
+	renewed time.Time // this process's clock at the last successful write
+}
+
+func (l *objLease) check() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost == nil && time.Since(l.renewed) > l.l.TTL*9/10 {
+		l.lost = fmt.Errorf("not renewed for %s", time.Since(l.renewed).Round(time.Second))
+	}
+	if l.lost != nil {
+		return Errorf(CodeBusy, "gc lost its lease on %s (%v): stopped before its next change; run gc again", l.o.b.Location(), l.lost)
+	}
+	return nil
+}
+
+func (l *objLease) renewLoop() {
+	defer close(l.done)
+	t := time.NewTicker(l.l.TTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		err := l.l.Renew(l.o.ctx)
+		l.mu.Lock()
+		if err != nil && l.lost == nil {
+			l.lost = err
+		} else if err == nil {
+			l.renewed = time.Now()
+		}
+		stop := l.lost != nil
+		l.mu.Unlock()
+		if stop {
+			return
+		}
+	}
+}
+
+func (l *objLease) release() {
+	close(l.stop)
+	<-l.done
+	l.s.gcLease.CompareAndSwap(l, nil)
+	l.l.Release(l.o.ctx)
+}
+
+// leaseHolder names this process in the lease, for the message another
+// gc prints.
+func leaseHolder() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "unknown host"
+	}
+	return fmt.Sprintf("gc on %s, pid %d", host, os.Getpid())
+}
+
+// lockCollector is LockCollector on object storage: the lease, taken
+// with create; without it (a dry run) nothing is written, and a lease
+// another gc holds is still ErrBusy, as the lock is locally.
+func (o *objStore) lockCollector(s *Store, create bool) (*CollectorLock, error) {
+	busy := func(holder string, until time.Time) error {
+		return Errorf(CodeBusy, "another gc is running on %s (%s holds its lease until %s); try again when it is done", s.Dir, holder, until.UTC().Format(time.RFC3339))
+	}
+	if !create {
+		b, cur, err := o.b.Get(o.ctx, leaseKey, 4<<10)
+		if errors.Is(err, s3store.ErrNotFound) {
+			return &CollectorLock{}, nil
+		}
+		if err != nil {
+			return nil, o.ioErr(err)
+		}
+		var held struct {
+			Holder string `json:"holder"`
+			TTLMs  int64  `json:"ttl_ms"`
+		}
+		if json.Unmarshal(b, &held) != nil || held.TTLMs <= 0 {
+			held.Holder, held.TTLMs = "(unreadable lease)", LeaseTTL.Milliseconds()
+		}
+		now, err := o.b.Now(o.ctx)
+		if err != nil {
+			return nil, o.ioErr(err)
+		}
+		if until := cur.Modified.Add(time.Duration(held.TTLMs) * time.Millisecond); now.Before(until) {
+			return nil, busy(held.Holder, until)
+		}
+		return &CollectorLock{}, nil
+	}
+	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
+	var held *s3store.HeldError
+	if errors.As(err, &held) {
+		return nil, busy(held.Holder, held.Until)
+	}
+	if err != nil {
+		return nil, o.ioErr(err)
+	}
+	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), renewed: time.Now()}
+	go ol.renewLoop()
+	s.gcLease.Store(ol)
+	return &CollectorLock{lease: ol}, nil
+}
+
+// unlock releases the lease (CollectorLock.Unlock).
+func (l *CollectorLock) unlockLease() {
+	if l.lease == nil {
+		return
+	}
+	l.lease.release()
+	l.lease = nil
+}
+
+// checkLease is asked before every change a collection makes.
+func (c *Collection) checkLease() error { return c.s.gcLease.Load().check() }
+
+// testHookObjCollecting, when set, runs at the named steps of a
+// collection on object storage ("marked": the marker is there, the run
+// not yet listed again; "deleted": the run's keys are deleted, the marker
+// not yet).
+var testHookObjCollecting func(step string, run ID)
+
+func hookCollecting(step string, run ID) {
+	if testHookObjCollecting != nil {
+		testHookObjCollecting(step, run)
+	}
+}
+
+// mark creates run's collection marker. One found there is a gc's that
+// stopped half-way (this gc holds the lease): it is taken over.
+func (c *Collection) mark(run ID) error {
+	o := c.obj
+	if err := c.checkLease(); err != nil {
+		return err
+	}
+	body := []byte(fmt.Sprintf("{\"run\":%q,\"holder\":%q}\n", run, leaseHolder()))
+	_, err := o.b.Create(o.ctx, collectingKey(run), body)
+	if errors.Is(err, s3store.ErrExists) {
+		_, err = o.b.Put(o.ctx, collectingKey(run), body)
+	}
+	return o.ioErr(err)
+}
+
+func (c *Collection) unmark(run ID) error {
+	o := c.obj
+	return o.ioErr(o.b.Delete(o.ctx, collectingKey(run)))
+}
+
+// objChanged tells whether a run's new listing differs from the one ri
+// was made from: a key appeared, disappeared or was written since.
+func objChanged(ri *RunInfo, objs map[string]s3store.Object) string {
+	had := map[string]RunEntry{}
+	for _, e := range ri.Entries {
+		had[e.Name] = e
+	}
+	names := make([]string, 0, len(objs))
+	for n := range objs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		e, ok := had[n]
+		switch {
+		case !ok:
+			return n + " appeared"
+		case objs[n].Modified.After(e.ModTime) || objs[n].Size != e.Bytes:
+			switch {
+			case n == activityName:
+				return "it was read"
+			case strings.HasPrefix(n, stepsDirName+"/"):
+				return "a lookup ledger was written"
+			}
+			return n + " was written"
+		}
+		delete(had, n)
+	}
+	gone := make([]string, 0, len(had))
+	for n := range had {
+		gone = append(gone, n)
+	}
+	slices.Sort(gone)
+	for _, n := range gone {
+		return n + " disappeared"
+	}
+	return ""
+}
+
+// collectRun is CollectRun on object storage: marker, a second listing
+// (any change since the scan aborts: the marker goes, the run stays),
+// the tombstone (the commit), the run's keys (descriptors first), a last
+// listing to delete what appeared meanwhile, and the marker last. After
+// the commit a failure leaves the marker: the next gc finds it with its
+// tombstone and finishes the collection (Trash, EmptyTrash).
+func (c *Collection) collectRun(ri *RunInfo, t Tombstone) error {
+	o, run := c.obj, ri.Run
+	if err := c.mark(run); err != nil {
+		return fmt.Errorf("marking run %s for collection: %w (run left in place)", run, err)
+	}
+	hookCollecting("marked", run)
+	committed := false
+	defer func() {
+		if !committed {
+			c.unmark(run)
+		}
+	}()
+	objs, err := o.runObjects(run)
+	if err != nil {
+		return o.ioErr(err)
+	}
+	if len(objs) == 0 {
+		return o.missingRun(c.s, run)
+	}
+	if what := objChanged(ri, objs); what != "" {
+		return &RunChangedError{Run: run, What: what}
+	}
+	if err := c.checkLease(); err != nil {
+		return err
+	}
+	if err := c.writeTombstone(t); err != nil {
+		return fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", run, err)
+	}
+	committed = true
+	if err := c.deleteRun(run, objs); err != nil {
+		return fmt.Errorf("run %s is collected, but deleting its objects failed: %w (the next gc finishes it)", run, err)
+	}
+	hookCollecting("deleted", run)
+	if err := c.checkLease(); err != nil {
+		return err
+	}
+	if err := c.unmark(run); err != nil {
+		return fmt.Errorf("run %s is collected, but its marker could not be deleted: %w (the next gc deletes it)", run, err)
+	}
+	return nil
+}
+
+// deleteRun deletes the keys of run in objs, descriptors first, then
+// lists the run again and deletes what appeared meanwhile.
+func (c *Collection) deleteRun(run ID, objs map[string]s3store.Object) error {
+	o := c.obj
+	for pass := 0; pass < 2; pass++ {
+		var descs, rest []string
+		for name := range objs {
+			if id, ok := strings.CutSuffix(name, metaExt); ok && !strings.Contains(id, "/") {
+				descs = append(descs, objKey(run, name))
+			} else {
+				rest = append(rest, objKey(run, name))
+			}
+		}
+		slices.Sort(descs)
+		slices.Sort(rest)
+		for _, keys := range [][]string{descs, rest} {
+			if len(keys) == 0 {
+				continue
+			}
+			if err := c.checkLease(); err != nil {
+				return err
+			}
+			if err := o.b.Delete(o.ctx, keys...); err != nil {
+				return o.ioErr(err)
+			}
+		}
+		if pass == 0 {
+			var err error
+			if objs, err = o.runObjects(run); err != nil {
+				return o.ioErr(err)
+			}
+		}
+	}
+	return nil
+}
+
+// trash lists the markers an interrupted gc left (this gc holds the
+// lease, so none is a live one): a committed one with what is left of its
+// run, an uncommitted one alone.
+func (c *Collection) trash() ([]TrashEntry, error) {
+	o := c.obj
+	ms, err := o.markers()
+	if err != nil {
+		return nil, err
+	}
+	var out []TrashEntry
+	for _, m := range ms {
+		e := TrashEntry{Name: strings.TrimPrefix(m.Key, collectingDir), Path: m.Key}
+		if m.Committed {
+			objs, err := o.runObjects(m.Run)
+			if err != nil {
+				return nil, o.ioErr(err)
+			}
+			for _, ob := range objs {
+				e.Bytes += ob.Size
+			}
+		}
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b TrashEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// emptyTrash finishes what an interrupted gc left: a committed collection
+// is completed (what is left of the run is deleted), an uncommitted one is
+// abandoned (the run stays, to be judged again); the marker goes last.
+func (c *Collection) emptyTrash(name string) error {
+	o := c.obj
+	ms, err := o.markers()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if strings.TrimPrefix(m.Key, collectingDir) != name {
+			continue
+		}
+		if err := c.checkLease(); err != nil {
+			return err
+		}
+		if m.Committed {
+			objs, err := o.runObjects(m.Run)
+			if err != nil {
+				return o.ioErr(err)
+			}
+			if err := c.deleteRun(m.Run, objs); err != nil {
+				return err
+			}
+		}
+		return o.ioErr(o.b.Delete(o.ctx, m.Key))
+	}
+	return nil
+}
+
+// removeDebris is RemoveDebris on object storage. The run is marked while
+// its debris goes, as for a collection: a writer whose descriptor arrives
+// for content gc is about to delete sees the marker (or, once it is gone,
+// that its content is gone) and takes its value back.
+func (c *Collection) removeDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) ([]bool, []DebrisError, error) {
+	o := c.obj
+	if ok, err := o.runExists(run); err != nil {
+		return nil, nil, o.ioErr(err)
+	} else if !ok {
+		return nil, nil, o.missingRun(c.s, run)
+	}
+	if err := c.mark(run); err != nil {
+		return nil, nil, err
+	}
+	defer c.unmark(run)
+	objs, err := o.runObjects(run)
+	if err != nil {
+		return nil, nil, o.ioErr(err)
+	}
+	removed := make([]bool, len(entries))
+	var keys []string
+	var which []int
+	for i, e := range entries {
+		ob, ok := objs[e.Name]
+		if !ok || ob.Modified.After(e.ModTime) || now.Sub(ob.Modified) < grace {
+			continue // gone, or touched since the scan: not ours to judge now
+		}
+		if e.descAbsent {
+			if _, ok := objs[metaName(e.Value)]; ok {
+				continue // its descriptor arrived: a value now
+			}
+		}
+		keys = append(keys, objKey(run, e.Name))
+		which = append(which, i)
+	}
+	if len(keys) == 0 {
+		return removed, nil, nil
+	}
+	if err := c.checkLease(); err != nil {
+		return nil, nil, err
+	}
+	if err := o.b.Delete(o.ctx, keys...); err != nil {
+		var fails []DebrisError
+		for _, i := range which {
+			fails = append(fails, DebrisError{entries[i].Path, o.ioErr(err)})
+		}
+		return removed, fails, nil
+	}
+	for _, i := range which {
+		removed[i] = true
+	}
+	return removed, nil, nil
+}
+
+// Tombstones on object storage: .retval/tombstones/<run>.json, written
+// whole by one PUT.
+
+func (c *Collection) writeTombstone(t Tombstone) error { return c.obj.writeTombstone(t) }
+
+func (o *objStore) writeTombstone(t Tombstone) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	_, err = o.b.Put(o.ctx, tombstoneKey(t.Run), append(b, '\n'))
+	return o.ioErr(err)
+}
+
+func (o *objStore) removeTombstone(run ID) error {
+	return o.ioErr(o.b.Delete(o.ctx, tombstoneKey(run)))
+}
+
+const tombstonePrefix = storeDirName + "/" + tombstoneDir + "/"
+
+func (o *objStore) tombstoneFiles() ([]TombstoneFile, error) {
+	var out []TombstoneFile
+	err := o.b.List(o.ctx, tombstonePrefix, func(ob s3store.Object) error {
+		name := strings.TrimPrefix(ob.Key, tombstonePrefix)
+		out = append(out, TombstoneFile{Name: name, Path: ob.Key, Bytes: ob.Size, Temp: isTemp(name)})
+		return nil
+	})
+	if err != nil {
+		return nil, o.ioErr(err)
+	}
+	keep := out[:0]
+	for _, f := range out {
+		if !f.Temp {
+			f.Tombstone, f.Problem = o.readTombstoneFile(f.Name)
+			if errors.Is(f.Problem, s3store.ErrNotFound) {
+				continue // removed while we listed
+			}
+		}
+		keep = append(keep, f)
+	}
+	return keep, nil
+}
+
+func (o *objStore) readTombstoneFile(name string) (*Tombstone, error) {
+	key := tombstonePrefix + name
+	b, _, err := o.b.Get(o.ctx, key, MaxTombstoneBytes)
+	if err != nil {
+		return nil, err
+	}
+	var t Tombstone
+	if json.Unmarshal(b, &t) != nil || !IsClean(string(t.Run)) || name != string(t.Run)+tombstoneExt {
+		return nil, fmt.Errorf("%s %w", o.where(key), errNotTombstone)
+	}
+	return &t, nil
+}
+
+// removeTombstoneFile deletes the entry name of the tombstones: the key,
+// or every key under it as a "directory".
+func (o *objStore) removeTombstoneFile(name string) error {
+	keys := []string{tombstonePrefix + name}
+	err := o.b.List(o.ctx, tombstonePrefix+name+"/", func(ob s3store.Object) error {
+		keys = append(keys, ob.Key)
+		return nil
+	})
+	if err != nil {
+		return o.ioErr(err)
+	}
+	return o.ioErr(o.b.Delete(o.ctx, keys...))
+}

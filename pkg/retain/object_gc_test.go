@@ -1,0 +1,171 @@
+package retain
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// idle makes the store's clock say every run is idle, and scans run.
+func idleScan(t *testing.T, s *Store, now *time.Time, run ID) *RunInfo {
+	t.Helper()
+	*now = time.Now().Add(48 * time.Hour)
+	ri, err := s.ScanRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ri
+}
+
+func collect(t *testing.T, s *Store, ri *RunInfo) error {
+	t.Helper()
+	l, err := s.LockCollector(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	c, err := s.OpenCollection(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.CollectRun(ri, Tombstone{Run: ri.Run, Collected: s.Clock().UTC(), Values: ri.Values, Bytes: ri.Bytes})
+}
+
+func setHook(t *testing.T, f func(step string, run ID)) {
+	testHookObjCollecting = f
+	t.Cleanup(func() { testHookObjCollecting = nil })
+}
+
+func TestObjectCollectRunLeavesATombstone(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
+	ri := idleScan(t, s, now, "r")
+	if err := collect(t, s, ri); err != nil {
+		t.Fatal(err)
+	}
+	if k := keysUnder(t, o, runPrefix("r")); len(k) != 0 {
+		t.Fatalf("left of the run: %v", k)
+	}
+	if k := keysUnder(t, o, collectingDir); len(k) != 0 {
+		t.Fatalf("markers left: %v", k)
+	}
+	if _, err := s.OpenValue("r", "c1"); !errors.Is(err, ErrCollected) {
+		t.Fatalf("peek after collection: %v, want collected", err)
+	}
+	if ts, ok := s.ReadTombstone("r"); !ok || ts.Values != 1 {
+		t.Fatalf("tombstone %+v %v", ts, ok)
+	}
+}
+
+// A writer that commits while gc holds its marker takes its value back
+// and prints the input: at every step of a collection, no stub is left
+// naming a value that is not there.
+func TestObjectWriterRacingACollectionFallsBack(t *testing.T) {
+	for _, step := range []string{"marked", "deleted"} {
+		t.Run(step, func(t *testing.T) {
+			s, o, now := s3Store(t)
+			retainAll(t, s, "r", "old", toolOutput("old", 100))
+			ri := idleScan(t, s, now, "r")
+			in := toolOutput("new", 2000)
+			var res *Result
+			var out bytes.Buffer
+			setHook(t, func(at string, run ID) {
+				if at != step {
+					return
+				}
+				L := DefaultLimits()
+				var err error
+				res, err = s.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "new", Limits: L})
+				if err != nil {
+					t.Errorf("retain: %v", err)
+				}
+			})
+			if err := collect(t, s, ri); err != nil {
+				t.Fatalf("collect: %v", err)
+			}
+			if res == nil || res.Retained || !bytes.Equal(out.Bytes(), in) {
+				t.Fatalf("the racing writer printed %d bytes, retained=%v: want its input verbatim", out.Len(), res != nil && res.Retained)
+			}
+			if k := keysUnder(t, o, runPrefix("r")); len(k) != 0 {
+				t.Fatalf("left of the run: %v", k)
+			}
+		})
+	}
+}
+
+// A run written to between the scan and the marker is not collected: the
+// marker goes, the run stays whole.
+func TestObjectCollectRunChanged(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "old", toolOutput("old", 100))
+	ri := idleScan(t, s, now, "r")
+	setHook(t, func(at string, run ID) {
+		if at == "marked" {
+			if _, err := o.b.Put(o.ctx, objKey("r", activityName), nil); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	var changed *RunChangedError
+	if err := collect(t, s, ri); !errors.As(err, &changed) || changed.What != ".activity appeared" {
+		t.Fatalf("collect: %v, want the run changed (read)", err)
+	}
+	if k := keysUnder(t, o, collectingDir); len(k) != 0 {
+		t.Fatalf("markers left: %v", k)
+	}
+	if _, ok := s.ReadTombstone("r"); ok {
+		t.Fatal("a tombstone for a run that stays")
+	}
+	checkRoundTrip(t, s, "r", "old", toolOutput("old", 100))
+}
+
+func TestObjectCollectorLease(t *testing.T) {
+	s, _, _ := s3Store(t)
+	retainAll(t, s, "r", "c", toolOutput("c", 100))
+	l, err := s.LockCollector(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &Store{Dir: s.Dir}
+	for _, create := range []bool{true, false} {
+		if _, err := other.LockCollector(create); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "another gc is running on "+s.Dir) {
+			t.Fatalf("second collector (create=%v): %v, want busy", create, err)
+		}
+	}
+	l.Unlock()
+	l2, err := other.LockCollector(true)
+	if err != nil {
+		t.Fatalf("after the first let go: %v", err)
+	}
+	l2.Unlock()
+}
+
+func TestObjectTombstoneFiles(t *testing.T) {
+	s, o, _ := s3Store(t)
+	ts := Tombstone{Run: "gone", Collected: time.Unix(1e9, 0).UTC(), Values: 3, Bytes: 99}
+	if err := s.WriteTombstone(ts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.b.Put(o.ctx, tombstonePrefix+"junk.json", []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	files, err := s.TombstoneFiles()
+	if err != nil || len(files) != 2 {
+		t.Fatalf("TombstoneFiles = %+v, %v", files, err)
+	}
+	if files[0].Name != "gone.json" || files[0].Tombstone == nil || *files[0].Tombstone != ts || files[1].Tombstone != nil || files[1].Problem == nil {
+		t.Fatalf("files %+v", files)
+	}
+	if err := s.RemoveTombstoneFile("junk.json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveTombstone("gone"); err != nil {
+		t.Fatal(err)
+	}
+	if k := keysUnder(t, o, tombstonePrefix); len(k) != 0 {
+		t.Fatalf("left: %v", k)
+	}
+}

@@ -1,0 +1,282 @@
+package retain
+
+import (
+	"errors"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/retval/retval/pkg/retain/s3store"
+)
+
+// Runs on object storage are read from listings: a run is every key under
+// <run>.values/, its entries are those keys (a key under .steps/ or .reads/
+// is one entry, as a ledger is locally), and its last activity is the
+// newest Last-Modified among them. There are no locks, so no run is ever
+// busy: a run being written shows up as active through the recent
+// Last-Modified of what its writer uploaded.
+
+// runsDirMissing: a prefix that holds no key at all is a store where
+// nothing was ever retained.
+func (o *objStore) runsDirMissing() (bool, error) {
+	found := false
+	err := o.b.List(o.ctx, "", func(s3store.Object) error {
+		found = true
+		return errStop
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return !found, o.ioErr(err)
+}
+
+// runIDs lists the runs by their key prefixes, sorted, leaving out a run
+// whose collection is committed (a gc's marker with the tombstone written
+// after it): locally that run would already be renamed out of the store.
+func (o *objStore) runIDs() ([]ID, error) {
+	var out []ID
+	err := o.b.Prefixes(o.ctx, "", func(p string) error {
+		if id, ok := runFromDirName(strings.TrimSuffix(p, "/")); ok {
+			out = append(out, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, o.ioErr(err)
+	}
+	gone, err := o.committedCollections()
+	if err != nil {
+		return nil, err
+	}
+	out = deleteIDs(out, gone)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+func deleteIDs(ids []ID, gone map[ID]bool) []ID {
+	if len(gone) == 0 {
+		return ids
+	}
+	keep := ids[:0]
+	for _, id := range ids {
+		if !gone[id] {
+			keep = append(keep, id)
+		}
+	}
+	return keep
+}
+
+// marker is a collection marker found under .retval/collecting/.
+type marker struct {
+	Run      ID
+	Key      string
+	Modified time.Time
+	// Committed: the run's tombstone was written after the marker, so the
+	// collection passed its commit point and what is left of the run goes.
+	Committed bool
+}
+
+// markers lists the collection markers, each judged committed or not.
+func (o *objStore) markers() ([]marker, error) {
+	var out []marker
+	err := o.b.List(o.ctx, collectingDir, func(ob s3store.Object) error {
+		name := strings.TrimPrefix(ob.Key, collectingDir)
+		out = append(out, marker{Run: ID(name), Key: ob.Key, Modified: ob.Modified})
+		return nil
+	})
+	if err != nil {
+		return nil, o.ioErr(err)
+	}
+	for i := range out {
+		m := &out[i]
+		if !IsClean(string(m.Run)) {
+			continue
+		}
+		t, err := o.b.Stat(o.ctx, tombstoneKey(m.Run))
+		if err == nil {
+			m.Committed = !t.Modified.Before(m.Modified)
+		} else if !errors.Is(err, s3store.ErrNotFound) {
+			return nil, o.ioErr(err)
+		}
+	}
+	return out, nil
+}
+
+// committedCollections are the runs whose collection is committed.
+func (o *objStore) committedCollections() (map[ID]bool, error) {
+	ms, err := o.markers()
+	if err != nil {
+		return nil, err
+	}
+	var gone map[ID]bool
+	for _, m := range ms {
+		if m.Committed {
+			if gone == nil {
+				gone = map[ID]bool{}
+			}
+			gone[m.Run] = true
+		}
+	}
+	return gone, nil
+}
+
+// scanRunEntries is ScanRunEntries from one listing of the run.
+func (o *objStore) scanRunEntries(s *Store, run ID) (*RunInfo, error) {
+	objs, err := o.runObjects(run)
+	if err != nil {
+		return nil, o.ioErr(err)
+	}
+	if len(objs) == 0 {
+		return nil, o.missingRun(s, run)
+	}
+	return o.runInfo(run, objs), nil
+}
+
+// runInfo classifies a run's listing as ScanRunEntries does a directory.
+func (o *objStore) runInfo(run ID, objs map[string]s3store.Object) *RunInfo {
+	ri := &RunInfo{Run: run, Dir: o.where(strings.TrimSuffix(runPrefix(run), "/"))}
+	descs := map[ID]bool{}
+	for name := range objs {
+		if id, ok := strings.CutSuffix(name, metaExt); ok && IsClean(id) {
+			descs[ID(id)] = true
+		}
+	}
+	content := map[ID]int{}
+	for name, ob := range objs {
+		e := RunEntry{Name: name, Bytes: ob.Size, ModTime: ob.Modified}
+		dir, base := path.Split(name)
+		switch {
+		case dir == stepsDirName+"/":
+			e.Kind = KindOwn
+			if isTemp(base) {
+				e.Kind = KindTemp
+			}
+			if ob.Modified.After(ri.StepsModTime) {
+				ri.StepsModTime = ob.Modified
+			}
+		case strings.HasPrefix(name, readsDir):
+			e.Kind = KindOwn
+		case dir != "":
+			e.Kind = KindStray
+		case name == activityName || name == lockName:
+			e.Kind = KindOwn
+		case isTemp(name):
+			e.Kind = KindTemp
+		default:
+			e.Kind = KindStray
+			if id, ok := valueOf(name); ok {
+				e.Value = id
+				if descs[id] {
+					e.Kind = KindValue
+				} else {
+					e.Kind, e.descAbsent = KindOrphan, true
+				}
+				if name != metaName(id) && name != linesName(id) {
+					content[id]++
+				}
+			}
+		}
+		ri.Entries = append(ri.Entries, e)
+	}
+	for id, n := range content {
+		if n < 2 || !descs[id] {
+			continue
+		}
+		d, _, err := o.getDescriptor(run, id)
+		if err != nil {
+			continue // verify reports it; keep both meanwhile
+		}
+		for i := range ri.Entries {
+			e := &ri.Entries[i]
+			if e.Value == id && e.Kind == KindValue && e.Name != metaName(id) && e.Name != linesName(id) && e.Name != contentName(id, d.Compression) {
+				e.Kind = KindOrphan
+			}
+		}
+	}
+	for _, e := range ri.Entries {
+		ri.Bytes += e.Bytes
+		if e.ModTime.After(ri.LastActivity) {
+			ri.LastActivity = e.ModTime
+		}
+	}
+	sort.Slice(ri.Entries, func(i, j int) bool { return ri.Entries[i].Name < ri.Entries[j].Name })
+	for i := range ri.Entries {
+		ri.Entries[i].Path = string(run) + runSuffix + "/" + ri.Entries[i].Name
+	}
+	return ri
+}
+
+// entryObjects is a run's listing again, from its entries.
+func entryObjects(ri *RunInfo) map[string]s3store.Object {
+	objs := make(map[string]s3store.Object, len(ri.Entries))
+	for _, e := range ri.Entries {
+		objs[e.Name] = s3store.Object{Key: e.Name, Size: e.Bytes, Modified: e.ModTime}
+	}
+	return objs
+}
+
+// countValues is CountValues by objCommitted, the one rule.
+func (o *objStore) countValues(ri *RunInfo) {
+	ri.Values = 0
+	objs := entryObjects(ri)
+	for _, e := range ri.Entries {
+		if e.Kind == KindValue && e.Name == metaName(e.Value) {
+			if _, prob := o.objCommitted(ri.Run, e.Value, objs); prob == nil {
+				ri.Values++
+			}
+		}
+	}
+}
+
+// The Store operations' object-storage branches: each says whether the
+// store is on object storage (handled), and if so the operation's result.
+// An s3:// address that could not be opened is handled, with its error.
+
+func (s *Store) objBackend() (*objStore, bool, error) {
+	o, err := s.object()
+	return o, o != nil || err != nil, err
+}
+
+func (s *Store) objRunIDs() ([]ID, bool, error) {
+	o, ok, err := s.objBackend()
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	ids, err := o.runIDs()
+	return ids, true, err
+}
+
+func (s *Store) objScanRunEntries(run ID) (*RunInfo, bool, error) {
+	o, ok, err := s.objBackend()
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	ri, err := o.scanRunEntries(s, run)
+	return ri, true, err
+}
+
+func (s *Store) objCountValues(ri *RunInfo) bool {
+	o, ok, _ := s.objBackend()
+	if ok && o != nil {
+		o.countValues(ri)
+	}
+	return ok
+}
+
+func (s *Store) objRunsDirMissing() (bool, bool, error) {
+	o, ok, err := s.objBackend()
+	if !ok || err != nil {
+		return false, ok, err
+	}
+	missing, err := o.runsDirMissing()
+	return missing, true, err
+}
+
+// orErr is err when the backend could not be opened, else what f returns.
+func orErr(err error, f func() error) error {
+	if err != nil {
+		return err
+	}
+	return f()
+}

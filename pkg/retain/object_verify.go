@@ -1,0 +1,211 @@
+package retain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/retval/retval/internal/xxh3"
+	"github.com/retval/retval/pkg/retain/s3store"
+)
+
+// objVerify is Verify on object storage: every value of a run re-read by
+// one streaming GET (a compressed one through its seek table, as every
+// read), checked against its descriptor's size and SHA-256 and its index's
+// block digests. There is no lock to hold gc off: a run in which something
+// went missing while it was checked, and which is gone or being collected
+// afterwards, was collected meanwhile and is left out, as locally.
+func (o *objStore) verify(s *Store, opt VerifyOptions) (*VerifyReport, error) {
+	opt.Grace = Limits{Grace: opt.Grace}.Effective().Grace
+	var runs []ID
+	if opt.Run != "" {
+		id, err := Sanitize(opt.Run)
+		if err != nil {
+			return nil, Errorf(CodeUsage, "run id: %v", err)
+		}
+		if ok, err := o.runExists(id); err != nil {
+			return nil, o.ioErr(err)
+		} else if !ok {
+			return nil, asTyped(o.missingRun(s, id), opt.Run)
+		}
+		runs = []ID{id}
+	} else {
+		ids, err := o.runIDs()
+		if err != nil {
+			return nil, err
+		}
+		runs = ids
+	}
+	rep := &VerifyReport{Problems: []Problem{}}
+	for _, run := range runs {
+		ri, err := o.scanRunEntries(s, run)
+		if opt.Run == "" && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected)) {
+			continue // collected while we worked
+		}
+		if err != nil {
+			return rep, err
+		}
+		var got VerifyReport
+		o.verifyRun(s, ri, &opt, &got)
+		if len(got.Problems) > 0 && o.collectedSince(run) {
+			continue
+		}
+		rep.Runs++
+		rep.Values += got.Values
+		rep.Bytes += got.Bytes
+		rep.Corrupt += got.Corrupt
+		rep.Missing += got.Missing
+		rep.Debris += got.Debris
+		for _, p := range got.Problems {
+			rep.Problems = append(rep.Problems, p)
+			if opt.Problem != nil {
+				opt.Problem(p)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// collectedSince reports whether gc is collecting run, or has.
+func (o *objStore) collectedSince(run ID) bool {
+	if _, err := o.b.Stat(o.ctx, collectingKey(run)); err == nil {
+		return true
+	}
+	ok, err := o.runExists(run)
+	return err == nil && !ok
+}
+
+func (o *objStore) verifyRun(s *Store, ri *RunInfo, opt *VerifyOptions, rep *VerifyReport) {
+	report := func(p Problem) {
+		p.Run = ri.Run
+		switch p.Kind {
+		case ProblemCorrupt:
+			rep.Corrupt++
+		case ProblemMissing:
+			rep.Missing++
+		case ProblemDebris:
+			rep.Debris++
+		}
+		rep.Problems = append(rep.Problems, p)
+	}
+	objs := entryObjects(ri)
+	desc := map[ID]bool{}
+	for _, e := range ri.Entries {
+		if e.Kind == KindValue && e.Name == metaName(e.Value) {
+			desc[e.Value] = true
+		}
+	}
+	now := s.now()
+	for _, e := range ri.Entries {
+		switch {
+		case e.Kind == KindValue && e.Name == metaName(e.Value):
+			rep.Values++
+			_, hasIndex := objs[linesName(e.Value)]
+			for _, p := range o.verifyValue(ri.Run, e.Value, objs, hasIndex, &rep.Bytes) {
+				report(p)
+			}
+		case e.Kind.Debris() && now.Sub(e.ModTime) >= opt.Grace:
+			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e, desc[e.Value]), Bytes: e.Bytes})
+		}
+	}
+}
+
+// verifyValue is verifyValue on object storage.
+func (o *objStore) verifyValue(run, id ID, objs map[string]s3store.Object, hasIndex bool, bytes *int64) []Problem {
+	d, prob := o.objCommitted(run, id, objs)
+	if prob != nil {
+		return []Problem{prob.problem()}
+	}
+	meta, name := metaName(id), contentName(id, d.Compression)
+	key := objKey(run, name)
+	bad := func(format string, args ...any) []Problem {
+		return []Problem{{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}}
+	}
+	missing := func() []Problem {
+		return []Problem{{File: name, Kind: ProblemMissing, Message: fmt.Sprintf("content file missing: %s has no %s", meta, name)}}
+	}
+
+	var ix *Index
+	var probs []Problem
+	if hasIndex {
+		b, _, err := o.b.Get(o.ctx, objKey(run, linesName(id)), maxIndexSize)
+		if err == nil {
+			ix, err = parseIndex(b, d)
+		}
+		if err != nil {
+			probs = append(probs, Problem{File: linesName(id), Kind: ProblemCorrupt, Message: fmt.Sprintf("line index unusable: %v", err)})
+			ix = nil
+		}
+	}
+
+	var r io.Reader
+	if d.Compression == CompressZstd {
+		st, err := o.b.Stat(o.ctx, key)
+		switch {
+		case errors.Is(err, s3store.ErrNotFound):
+			return append(probs, missing()...)
+		case err != nil:
+			return append(probs, bad("cannot open content: %v", err)...)
+		case st.Size != d.StoredBytes:
+			return append(probs, bad("content file holds %d bytes, descriptor says %d", st.Size, d.StoredBytes)...)
+		}
+		zr, err := openZstd(&objReaderAt{o: o, key: key, size: st.Size}, d)
+		if err != nil {
+			return append(probs, bad("%v", err)...)
+		}
+		defer zr.close()
+		r = io.NewSectionReader(zr, 0, d.Size)
+	} else {
+		body, st, err := o.b.Open(o.ctx, key)
+		switch {
+		case errors.Is(err, s3store.ErrNotFound):
+			return append(probs, missing()...)
+		case err != nil:
+			return append(probs, bad("cannot open content: %v", err)...)
+		}
+		defer body.Close()
+		if st.Size != d.StoredBytes {
+			return append(probs, bad("content file holds %d bytes, descriptor says %d", st.Size, d.StoredBytes)...)
+		}
+		// One byte past the descriptor's size tells a longer body apart.
+		r = io.LimitReader(body, d.Size+1)
+	}
+	h := sha256.New()
+	bh := &blockHasher{h: xxh3.New()}
+	w := io.Writer(h)
+	if ix != nil {
+		w = io.MultiWriter(h, bh)
+	}
+	n, err := io.Copy(w, r)
+	*bytes += n
+	if err != nil {
+		return append(probs, bad("reading content: %v", err)...)
+	}
+	if n != d.Size {
+		return append(probs, bad("content holds %d bytes, descriptor says %d", n, d.Size)...)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != d.SHA256 {
+		return append(probs, bad("sha256 does not match the descriptor")...)
+	}
+	if ix != nil {
+		bh.finish()
+		for i, sum := range bh.sums {
+			if i >= len(ix.Blocks) || ix.Blocks[i] != sum {
+				probs = append(probs, Problem{File: linesName(id), Kind: ProblemCorrupt,
+					Message: fmt.Sprintf("block %d digest does not match the content (slice reads would fail)", i)})
+				break
+			}
+		}
+	}
+	return probs
+}
+
+// orVerify is err when the backend could not be opened, else f's result.
+func orVerify(err error, f func() (*VerifyReport, error)) (*VerifyReport, error) {
+	if err != nil {
+		return nil, err
+	}
+	return f()
+}
