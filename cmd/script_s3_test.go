@@ -39,12 +39,23 @@ func init() {
 		if len(args) != 2 || neg {
 			ts.Fatalf("usage: puttombstone RUN FILE")
 		}
-		b := scriptBucket(ts)
-		data, err := os.ReadFile(ts.MkAbs(args[1]))
-		ts.Check(err)
-		_, err = b.Put(context.Background(), ".retval/tombstones/"+args[0]+".json", data)
-		ts.Check(err)
+		putObject(ts, ".retval/tombstones/"+args[0]+".json", args[1])
 	}
+	// objput KEY FILE: put FILE's bytes as the object KEY of the script's
+	// S3 store.
+	scriptCmds["objput"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 || neg {
+			ts.Fatalf("usage: objput KEY FILE")
+		}
+		putObject(ts, args[0], args[1])
+	}
+}
+
+func putObject(ts *testscript.TestScript, key, file string) {
+	data, err := os.ReadFile(ts.MkAbs(file))
+	ts.Check(err)
+	_, err = scriptBucket(ts).Put(context.Background(), key, data)
+	ts.Check(err)
 }
 
 // scriptBucket opens the script's S3 store ($RETVAL_STORE) with the
@@ -67,6 +78,7 @@ var s3Scripts = []string{
 	"retain_basic.txtar", "retain_capacity.txtar", "retain_ids.txtar", "retain_meta.txtar",
 	"retain_readmore.txtar", "retain_zstd.txtar", "replay.txtar", "catalogue_basic.txtar",
 	"exec.txtar", "stats.txtar", "retain_race.txtar", "hook_claude_code.txtar", "mcp_serve.txtar", "mcp_proxy.txtar",
+	"gc_s3.txtar",
 }
 
 // s3Skip are scripts the patterns above match that are about the local

@@ -6,13 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retval/retval/internal/s3test"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"retval": func() { os.Exit(Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	code := testscript.RunMain(m, map[string]func() int{
+		"retval": func() int { return Main(os.Args, os.Stdin, os.Stdout, os.Stderr) },
 	})
+	s3test.StopShared() // the server TestScriptS3 started, if any
+	os.Exit(code)
 }
 
 // TestScript runs the end-to-end scripts in testdata/script, one per
