@@ -268,6 +268,11 @@ func (c *Collection) collectRun(ri *RunInfo, t Tombstone) error {
 	if err := c.deleteRun(run, objs); err != nil {
 		return fmt.Errorf("run %s is collected, but deleting its objects failed: %w (the next gc finishes it)", run, err)
 	}
+	// A writer that died half-way through a multipart upload left parts
+	// no listing of objects shows.
+	if _, err := o.b.AbortUploads(o.ctx, runPrefix(run)); err != nil {
+		return fmt.Errorf("run %s is collected, but aborting its unfinished uploads failed: %w (the next gc finishes it)", run, err)
+	}
 	hookCollecting("deleted", run)
 	if err := c.checkLease(); err != nil {
 		return err
@@ -364,6 +369,9 @@ func (c *Collection) emptyTrash(name string) error {
 			}
 			if err := c.deleteRun(m.Run, objs); err != nil {
 				return err
+			}
+			if _, err := o.b.AbortUploads(o.ctx, runPrefix(m.Run)); err != nil {
+				return o.ioErr(err)
 			}
 		}
 		return o.ioErr(o.b.Delete(o.ctx, m.Key))

@@ -2,10 +2,15 @@ package retain
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // idle makes the store's clock say every run is idle, and scans run.
@@ -167,5 +172,31 @@ func TestObjectTombstoneFiles(t *testing.T) {
 	}
 	if k := keysUnder(t, o, tombstonePrefix); len(k) != 0 {
 		t.Fatalf("left: %v", k)
+	}
+}
+
+// A writer that died mid-upload left parts that no listing of objects
+// shows: collecting the run aborts them too.
+func TestObjectCollectRunAbortsUploads(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
+	raw := s3.New(s3.Options{Region: os.Getenv("AWS_REGION"), BaseEndpoint: aws.String(os.Getenv("AWS_ENDPOINT_URL_S3")), UsePathStyle: true,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY")}, nil
+		})})
+	loc := o.b.Location()
+	bucket, key := aws.String(loc.Bucket), aws.String(loc.Prefix+"/"+objKey("r", "dead.txt"))
+	if _, err := raw.CreateMultipartUpload(o.ctx, &s3.CreateMultipartUploadInput{Bucket: bucket, Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := raw.ListMultipartUploads(o.ctx, &s3.ListMultipartUploadsInput{Bucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Uploads) != 0 {
+		t.Fatalf("%d unfinished uploads left after collecting the run", len(out.Uploads))
 	}
 }

@@ -469,3 +469,36 @@ func TestReadAtRefusesAnIgnoredRange(t *testing.T) {
 		t.Fatalf("ReadAt through a server that ignores Range = %d (%q), %v; want an error", n, p[:n], err)
 	}
 }
+
+// AbortUploads aborts the unfinished uploads under a prefix, and only
+// those: what a writer that died mid-upload left, which no listing of
+// objects shows.
+func TestAbortUploads(t *testing.T) {
+	b, srv := newBucket(t)
+	c := ctx(t)
+	raw := s3.New(s3.Options{Region: srv.Region, BaseEndpoint: aws.String(srv.Endpoint), UsePathStyle: true,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, nil
+		})})
+	bucket := aws.String(b.Location().Bucket)
+	for _, k := range []string{"r1.values/a.txt", "r1.values/b.txt", "r2.values/a.txt"} {
+		if _, err := raw.CreateMultipartUpload(c, &s3.CreateMultipartUploadInput{Bucket: bucket, Key: aws.String(b.key(k))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := b.AbortUploads(c, "r1.values/")
+	if err != nil || n != 2 {
+		t.Fatalf("AbortUploads = %d, %v; want 2 aborted", n, err)
+	}
+	out, err := raw.ListMultipartUploads(c, &s3.ListMultipartUploadsInput{Bucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Uploads) != 1 || aws.ToString(out.Uploads[0].Key) != b.key("r2.values/a.txt") {
+		var keys []string
+		for _, u := range out.Uploads {
+			keys = append(keys, aws.ToString(u.Key))
+		}
+		t.Fatalf("uploads left: %v, want only r2's", keys)
+	}
+}

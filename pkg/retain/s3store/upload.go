@@ -156,3 +156,31 @@ func (b *Bucket) multipart(ctx context.Context, key string, first []byte, r io.R
 	}
 	return total, nil
 }
+
+// AbortUploads aborts every unfinished multipart upload whose key starts
+// with prefix: the parts of a writer that died, which would otherwise stay
+// on the server (and be billed) until its own expiry of incomplete uploads
+// removed them. It returns how many it aborted.
+func (b *Bucket) AbortUploads(ctx context.Context, prefix string) (int, error) {
+	p := s3.NewListMultipartUploadsPaginator(b.client, &s3.ListMultipartUploadsInput{
+		Bucket: aws.String(b.loc.Bucket),
+		Prefix: aws.String(b.key(prefix)),
+	})
+	n := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return n, b.classify("list uploads", prefix, err)
+		}
+		for _, u := range page.Uploads {
+			_, err := b.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+				Bucket: aws.String(b.loc.Bucket), Key: u.Key, UploadId: u.UploadId,
+			})
+			if err != nil && !errors.Is(b.classify("abort", b.unkey(aws.ToString(u.Key)), err), ErrNotFound) {
+				return n, b.classify("abort", b.unkey(aws.ToString(u.Key)), err)
+			}
+			n++
+		}
+	}
+	return n, nil
+}
