@@ -33,16 +33,9 @@ func (p *valueProblem) problem() Problem {
 // content is missing, say); the problem is nil exactly when the value is
 // committed.
 func committedValue(dir string, id ID) (*Descriptor, *valueProblem) {
-	meta := metaName(id)
-	d, err := readDescriptor(filepath.Join(dir, meta))
-	if err != nil {
-		return nil, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor unreadable: %v", err)}
-	}
-	if d.ID != id {
-		return d, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor names value %q", d.ID)}
-	}
-	if d.Compression != CompressNone && d.Compression != CompressZstd {
-		return d, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("unknown compression %q", d.Compression)}
+	d, err := readDescriptor(filepath.Join(dir, metaName(id)))
+	if prob := describes(id, d, err); prob != nil {
+		return d, prob
 	}
 	name := contentName(id, d.Compression)
 	bad := func(format string, args ...any) (*Descriptor, *valueProblem) {
@@ -51,7 +44,7 @@ func committedValue(dir string, id ID) (*Descriptor, *valueProblem) {
 	fi, err := os.Lstat(filepath.Join(dir, name))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return d, &valueProblem{File: name, Kind: ProblemMissing, Message: fmt.Sprintf("content file missing: %s has no %s", meta, name)}
+		return d, &valueProblem{File: name, Kind: ProblemMissing, Message: fmt.Sprintf("content file missing: %s has no %s", metaName(id), name)}
 	case err != nil:
 		return bad("cannot open content: %v", err)
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -62,4 +55,33 @@ func committedValue(dir string, id ID) (*Descriptor, *valueProblem) {
 		return bad("content file holds %d bytes, descriptor says %d", fi.Size(), d.StoredBytes)
 	}
 	return d, nil
+}
+
+// describes is the descriptor's half of the one rule, for a runs-dir and
+// object storage alike: d (read with err) is value id's, with a known
+// compression.
+func describes(id ID, d *Descriptor, err error) *valueProblem {
+	meta := metaName(id)
+	switch {
+	case err != nil:
+		return &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor unreadable: %v", err)}
+	case d.ID != id:
+		return &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor names value %q", d.ID)}
+	case d.Compression != CompressNone && d.Compression != CompressZstd:
+		return &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("unknown compression %q", d.Compression)}
+	}
+	return nil
+}
+
+// orphanOtherContent marks, among ri's entries of value id, a content file
+// in the representation d does not name as an orphan: a value with both a
+// plain and a compressed content file owns only the one its descriptor
+// names; the other is a stray copy.
+func orphanOtherContent(ri *RunInfo, id ID, d *Descriptor) {
+	for i := range ri.Entries {
+		e := &ri.Entries[i]
+		if e.Value == id && e.Kind == KindValue && e.Name != metaName(id) && e.Name != linesName(id) && e.Name != contentName(id, d.Compression) {
+			e.Kind = KindOrphan
+		}
+	}
 }

@@ -161,14 +161,8 @@ func (o *objStore) runExists(run ID) (bool, error) {
 func (o *objStore) objCommitted(run, id ID, objs map[string]s3store.Object) (*Descriptor, *valueProblem) {
 	meta := metaName(id)
 	d, _, err := o.getDescriptor(run, id)
-	if err != nil {
-		return nil, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor unreadable: %v", err)}
-	}
-	if d.ID != id {
-		return d, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("descriptor names value %q", d.ID)}
-	}
-	if d.Compression != CompressNone && d.Compression != CompressZstd {
-		return d, &valueProblem{File: meta, Kind: ProblemCorrupt, Message: fmt.Sprintf("unknown compression %q", d.Compression)}
+	if prob := describes(id, d, err); prob != nil {
+		return d, prob
 	}
 	name := contentName(id, d.Compression)
 	c, ok := objs[name]

@@ -187,12 +187,7 @@ func (o *objStore) runInfo(run ID, objs map[string]s3store.Object) *RunInfo {
 		if err != nil {
 			continue // verify reports it; keep both meanwhile
 		}
-		for i := range ri.Entries {
-			e := &ri.Entries[i]
-			if e.Value == id && e.Kind == KindValue && e.Name != metaName(id) && e.Name != linesName(id) && e.Name != contentName(id, d.Compression) {
-				e.Kind = KindOrphan
-			}
-		}
+		orphanOtherContent(ri, id, d)
 	}
 	for _, e := range ri.Entries {
 		ri.Bytes += e.Bytes

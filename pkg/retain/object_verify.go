@@ -1,13 +1,10 @@
 package retain
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 
-	"github.com/retval/retval/internal/xxh3"
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
@@ -172,34 +169,7 @@ func (o *objStore) verifyValue(run, id ID, objs map[string]s3store.Object, hasIn
 		// One byte past the descriptor's size tells a longer body apart.
 		r = io.LimitReader(body, d.Size+1)
 	}
-	h := sha256.New()
-	bh := &blockHasher{h: xxh3.New()}
-	w := io.Writer(h)
-	if ix != nil {
-		w = io.MultiWriter(h, bh)
-	}
-	n, err := io.Copy(w, r)
-	*bytes += n
-	if err != nil {
-		return append(probs, bad("reading content: %v", err)...)
-	}
-	if n != d.Size {
-		return append(probs, bad("content holds %d bytes, descriptor says %d", n, d.Size)...)
-	}
-	if hex.EncodeToString(h.Sum(nil)) != d.SHA256 {
-		return append(probs, bad("sha256 does not match the descriptor")...)
-	}
-	if ix != nil {
-		bh.finish()
-		for i, sum := range bh.sums {
-			if i >= len(ix.Blocks) || ix.Blocks[i] != sum {
-				probs = append(probs, Problem{File: linesName(id), Kind: ProblemCorrupt,
-					Message: fmt.Sprintf("block %d digest does not match the content (slice reads would fail)", i)})
-				break
-			}
-		}
-	}
-	return probs
+	return append(probs, checkContent(id, d, ix, r, bytes, bad)...)
 }
 
 // orVerify is err when the backend could not be opened, else f's result.

@@ -267,14 +267,7 @@ func (s *Store) ScanRunEntries(run ID) (*RunInfo, error) {
 		if d == nil {
 			continue // a descriptor that does not read: verify reports it; keep both meanwhile
 		}
-		// A value with both a plain and a compressed content file owns
-		// only the one its descriptor names; the other is a stray copy.
-		for i := range ri.Entries {
-			e := &ri.Entries[i]
-			if e.Value == id && e.Kind == KindValue && e.Name != metaName(id) && e.Name != linesName(id) && e.Name != contentName(id, d.Compression) {
-				e.Kind = KindOrphan
-			}
-		}
+		orphanOtherContent(ri, id, d)
 	}
 	for _, e := range ri.Entries {
 		ri.Bytes += e.Bytes

@@ -262,6 +262,14 @@ func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
 		defer zr.close()
 		r = io.NewSectionReader(zr, 0, d.Size)
 	}
+	return append(probs, checkContent(id, d, ix, r, bytes, bad)...)
+}
+
+// checkContent hashes r, the uncompressed bytes of value id, against its
+// descriptor d and the block digests of its index ix (nil: none): what
+// verify checks of every value, in a runs-dir or on object storage.
+// bytes counts what was read; bad makes the content's problem.
+func checkContent(id ID, d *Descriptor, ix *Index, r io.Reader, bytes *int64, bad func(format string, args ...any) []Problem) []Problem {
 	h := sha256.New()
 	bh := &blockHasher{h: xxh3.New()}
 	w := io.Writer(h)
@@ -271,25 +279,24 @@ func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
 	n, err := io.Copy(w, r)
 	*bytes += n
 	if err != nil {
-		return append(probs, bad("reading content: %v", err)...)
+		return bad("reading content: %v", err)
 	}
 	if n != d.Size {
-		return append(probs, bad("content holds %d bytes, descriptor says %d", n, d.Size)...)
+		return bad("content holds %d bytes, descriptor says %d", n, d.Size)
 	}
 	if hex.EncodeToString(h.Sum(nil)) != d.SHA256 {
-		return append(probs, bad("sha256 does not match the descriptor")...)
+		return bad("sha256 does not match the descriptor")
 	}
 	if ix != nil {
 		bh.finish()
 		for i, sum := range bh.sums {
 			if i >= len(ix.Blocks) || ix.Blocks[i] != sum {
-				probs = append(probs, Problem{File: linesName(id), Kind: ProblemCorrupt,
-					Message: fmt.Sprintf("block %d digest does not match the content (slice reads would fail)", i)})
-				break
+				return []Problem{{File: linesName(id), Kind: ProblemCorrupt,
+					Message: fmt.Sprintf("block %d digest does not match the content (slice reads would fail)", i)}}
 			}
 		}
 	}
-	return probs
+	return nil
 }
 
 // blockHasher computes the XXH3-64 of each BlockSize block written to it.
