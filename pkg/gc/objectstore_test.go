@@ -67,6 +67,18 @@ func (f *s3Fixture) keys(t *testing.T, prefix string) []string {
 	return keys
 }
 
+// valueKeys is keys without the read log's records (every retain writes
+// one): the keys of the values themselves.
+func (f *s3Fixture) valueKeys(t *testing.T, prefix string) []string {
+	var out []string
+	for _, k := range f.keys(t, prefix) {
+		if !strings.Contains(k, "/.reads/") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 var s3Body = bytes.Repeat([]byte("a line of a tool result\n"), 1000)
 
 func TestS3CollectIdleRun(t *testing.T) {
@@ -79,7 +91,7 @@ func TestS3CollectIdleRun(t *testing.T) {
 
 	o := Options{MaxAge: Unlimited, KeepRuns: 1, Grace: time.Hour}
 	plan, err := Collect(f.s, Options{MaxAge: o.MaxAge, KeepRuns: o.KeepRuns, Grace: o.Grace, DryRun: true})
-	if err != nil || len(f.keys(t, "a.values/")) != 4 {
+	if err != nil || len(f.valueKeys(t, "a.values/")) != 4 {
 		t.Fatalf("dry run: %v; it must change nothing", err)
 	}
 	r, err := Collect(f.s, o)
@@ -129,7 +141,7 @@ func TestS3GraceKeepsActiveRun(t *testing.T) {
 	if len(r.Removed) != 0 || !slices.Equal(skips(r.Skipped), []string{"r:max-age:active"}) {
 		t.Fatalf("removed %v, skipped %v", names(r.Removed), skips(r.Skipped))
 	}
-	if len(f.keys(t, "r.values/")) != 2 {
+	if len(f.valueKeys(t, "r.values/")) != 2 {
 		t.Fatal("the active run lost keys")
 	}
 }
@@ -149,7 +161,7 @@ func TestS3SecondGcIsBusy(t *testing.T) {
 			t.Fatalf("gc (dry run %v) beside a running one: %v, want busy", dry, err)
 		}
 	}
-	if len(f.keys(t, "r.values/")) != 2 {
+	if len(f.valueKeys(t, "r.values/")) != 2 {
 		t.Fatal("the busy gc changed the store")
 	}
 	l.Unlock()
