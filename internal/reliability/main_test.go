@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/retval/retval/internal/s3test"
 )
 
 // retval is the binary under test, built once by TestMain.
@@ -38,6 +40,7 @@ func TestMain(m *testing.M) {
 		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
 	code := m.Run()
+	s3test.StopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

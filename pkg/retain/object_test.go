@@ -285,3 +285,29 @@ func TestObjectRacingWriters(t *testing.T) {
 		t.Errorf("the winner's value does not read whole: %v", err)
 	}
 }
+
+// The spool file of a retain to object storage is unlinked as soon as it is
+// made: a writer killed at any point leaves nothing in $TMPDIR.
+func TestObjectSpoolUnlinked(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	rec := &recorder{}
+	s, _ := objectStore(t, rec)
+	var seen []string
+	rec.fail = func(method, key string) bool {
+		if method == http.MethodPut && strings.HasSuffix(key, ".meta.json") {
+			ents, _ := os.ReadDir(tmp)
+			for _, e := range ents {
+				seen = append(seen, e.Name())
+			}
+		}
+		return false
+	}
+	var out bytes.Buffer
+	if _, err := s.Retain(bytes.NewReader(numbered(3000)), &out, RetainOptions{Run: "r", Call: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 0 {
+		t.Fatalf("while committing, $TMPDIR held %v", seen)
+	}
+}

@@ -335,6 +335,11 @@ func (w *writer) open() error {
 	if err != nil {
 		return err
 	}
+	if w.obj != nil {
+		// The spool file is this process's alone: unlinked at once, so a
+		// writer killed half-way leaves nothing in $TMPDIR.
+		os.Remove(tmp.Name())
+	}
 	if w.comp == CompressZstd {
 		z, err := newZstdSink(tmp)
 		if err != nil {
