@@ -108,9 +108,11 @@ type Config struct {
 
 // ConfigFromEnv reads the standard AWS variables: AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION (or
-// AWS_DEFAULT_REGION) and AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL). It
-// never probes the instance metadata service and reads no files: a
-// process pays nothing at start-up for a chain it does not use.
+// AWS_DEFAULT_REGION) and AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL); what
+// they leave unset comes from the profile AWS_PROFILE names ("default"
+// without it) in the shared credentials and config files, as the AWS CLI
+// reads them (see applyProfile). It never probes the instance metadata
+// service: a process pays nothing at start-up for a chain it does not use.
 func ConfigFromEnv() (Config, error) {
 	c := Config{
 		AccessKey:    os.Getenv("AWS_ACCESS_KEY_ID"),
@@ -119,10 +121,10 @@ func ConfigFromEnv() (Config, error) {
 		Region:       firstEnv("AWS_REGION", "AWS_DEFAULT_REGION"),
 		Endpoint:     firstEnv("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
 	}
+	if err := applyProfile(&c); err != nil {
+		return c, err
+	}
 	if c.AccessKey == "" || c.SecretKey == "" {
-		if p := os.Getenv("AWS_PROFILE"); p != "" {
-			return c, fmt.Errorf("AWS_PROFILE=%s is set but profiles are not read: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", p)
-		}
 		return c, errors.New("no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	}
 	if c.Endpoint != "" {

@@ -73,16 +73,15 @@ func TestParseURL(t *testing.T) {
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
-	t.Setenv("AWS_PROFILE", "")
-	if _, err := ConfigFromEnv(); err == nil {
-		t.Fatal("no credentials: no error")
+	home := clearAWSEnv(t) // no ~/.aws: the variables alone (profiles: profile_test.go)
+	if _, err := ConfigFromEnv(); err == nil || err.Error() != "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" {
+		t.Fatalf("no credentials: %v", err)
 	}
 	t.Setenv("AWS_PROFILE", "work")
-	if _, err := ConfigFromEnv(); err == nil || err.Error() != "AWS_PROFILE=work is set but profiles are not read: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" {
+	if _, err := ConfigFromEnv(); err == nil || err.Error() != `profile "work" is not in `+home+`/.aws/credentials or `+home+`/.aws/config` {
 		t.Fatalf("profile: %v", err)
 	}
+	t.Setenv("AWS_PROFILE", "")
 	t.Setenv("AWS_ACCESS_KEY_ID", "k")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
 	t.Setenv("AWS_REGION", "")
