@@ -11,11 +11,19 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := testscript.RunMain(m, map[string]func() int{
-		"retval": func() int { return Main(os.Args, os.Stdin, os.Stdout, os.Stderr) },
+	testscript.Main(stopS3After{m}, map[string]func(){
+		"retval": func() { os.Exit(Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
-	s3test.StopShared() // the server TestScriptS3 started, if any
-	os.Exit(code)
+}
+
+// stopS3After runs the tests, then stops the S3 server TestScriptS3
+// started, if any.
+type stopS3After struct{ m *testing.M }
+
+func (s stopS3After) Run() int {
+	code := s.m.Run()
+	s3test.StopShared()
+	return code
 }
 
 // TestScript runs the end-to-end scripts in testdata/script, one per

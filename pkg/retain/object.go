@@ -81,9 +81,6 @@ func (s *Store) object() (*objStore, error) {
 	return s.obj, s.objErr
 }
 
-// remote reports whether the store is on object storage.
-func (s *Store) remote() bool { return IsObjectStore(s.Dir) }
-
 // objOpen is the per-store state of the object backend.
 type objOpen struct {
 	objOnce sync.Once
