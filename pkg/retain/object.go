@@ -207,14 +207,19 @@ func (o *objStore) openValue(s *Store, rid ID, run, id string, vid ID, touch boo
 	if d.ID != vid {
 		return nil, Errorf(CodeCorrupt, "descriptor of %q names value %q", vid, d.ID)
 	}
+	// The activity stamp is written while the content is looked at: on a
+	// real server each request is a round trip, and these need not wait
+	// for each other.
+	var wg sync.WaitGroup
+	if touch {
+		wg.Go(func() { o.touch(s, rid) })
+	}
 	v, err := o.openContent(rid, d)
+	wg.Wait()
 	if err != nil {
 		return nil, gone(err)
 	}
 	v.Run = rid
-	if touch {
-		o.touch(s, rid)
-	}
 	return v, nil
 }
 
@@ -223,7 +228,15 @@ func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
 		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
 	}
 	key := objKey(run, contentName(d.ID, d.Compression))
+	// The index is fetched while the content's size is asked: one round
+	// trip, not two.
+	var index []byte
+	var wg sync.WaitGroup
+	if d.Size > IndexMinSize {
+		wg.Go(func() { index, _, _ = o.b.Get(o.ctx, objKey(run, linesName(d.ID)), maxIndexSize) })
+	}
 	st, err := o.b.Stat(o.ctx, key)
+	wg.Wait()
 	if errors.Is(err, s3store.ErrNotFound) {
 		return nil, Errorf(CodeCorrupt, "value %q: content %s is missing (run retval verify)", d.ID, o.where(key))
 	}
@@ -245,11 +258,9 @@ func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
 		}
 		v.zr, v.raw = zr, zr
 	}
-	if d.Size > IndexMinSize {
-		if b, _, err := o.b.Get(o.ctx, objKey(run, linesName(d.ID)), maxIndexSize); err == nil {
-			if ix, err := parseIndex(b, d); err == nil {
-				v.index = ix
-			}
+	if index != nil {
+		if ix, err := parseIndex(index, d); err == nil {
+			v.index = ix
 		}
 	}
 	return v, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/retval/retval/pkg/retain/s3store"
@@ -24,24 +25,30 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 		index = w.st.index.finish(w.st.sha.Sum(nil))
 	}
 	metaKey := objKey(w.runID, metaName(w.id))
-	// The same value again comes before every limit: it is a no-op.
-	if old, _, err := o.getDescriptor(w.runID, w.id); err == nil {
+	// The same value again comes before every limit: it is a no-op. The
+	// descriptor was read when the retain began; one that arrived since
+	// is met at the descriptor's create, which only one writer wins.
+	if old := w.old; old != nil {
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
 			return nil, w.conflict(old)
 		}
 		return w.objAgain(old, stored, index, in)
-	} else if !errors.Is(err, s3store.ErrNotFound) {
-		return w.fallbackAfterWrite(nil, in, err)
 	}
 	if w.lim.MaxValueSize > 0 && d.Size > w.lim.MaxValueSize {
 		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, w.lim.MaxValueSize))
 	}
-	if reason, err := w.objCapacity(d); err != nil {
+	// The run's room and gc's marker, asked at once.
+	var marked error
+	var wg sync.WaitGroup
+	wg.Go(func() { _, marked = o.b.Stat(o.ctx, collectingKey(w.runID)) })
+	reason, err := w.objCapacity(d)
+	wg.Wait()
+	switch {
+	case err != nil:
 		return w.fallbackAfterWrite(nil, in, err)
-	} else if reason != "" {
+	case reason != "":
 		return w.atCapacity(d, reason)
-	}
-	if _, err := o.b.Stat(o.ctx, collectingKey(w.runID)); err == nil {
+	case marked == nil:
 		return w.fallbackAfterWrite(nil, in, fmt.Errorf("run %q is being collected by gc", w.runID))
 	}
 
@@ -86,17 +93,23 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 	// Committed. Before a stub names it: no gc may be collecting the run
 	// (its marker is written before it lists the run again), and the
 	// content must still be there.
+	// (Both asked at once: each is one round trip, and both follow the
+	// commit.)
 	check := func() error {
-		if _, err := o.b.Stat(o.ctx, collectingKey(w.runID)); err == nil {
+		var st s3store.Object
+		var serr error
+		var wg sync.WaitGroup
+		wg.Go(func() { st, serr = o.b.Stat(o.ctx, contentKey) })
+		_, merr := o.b.Stat(o.ctx, collectingKey(w.runID))
+		wg.Wait()
+		switch {
+		case merr == nil:
 			return fmt.Errorf("run %q is being collected by gc", w.runID)
-		} else if !errors.Is(err, s3store.ErrNotFound) {
-			return err
-		}
-		st, err := o.b.Stat(o.ctx, contentKey)
-		if err != nil {
-			return err
-		}
-		if st.Size != stored {
+		case !errors.Is(merr, s3store.ErrNotFound):
+			return merr
+		case serr != nil:
+			return serr
+		case st.Size != stored:
 			return fmt.Errorf("content %s holds %d bytes, %d were written", o.where(contentKey), st.Size, stored)
 		}
 		return nil
