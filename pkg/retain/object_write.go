@@ -227,11 +227,5 @@ func (w *writer) objCapacity(d *Descriptor) (string, error) {
 			}
 		}
 	}
-	switch {
-	case L.MaxRunValues > 0 && n+1 > L.MaxRunValues:
-		return fmt.Sprintf("run %s holds %d values, max-run-values is %d", w.runID, n, L.MaxRunValues), nil
-	case L.MaxRunBytes > 0 && total+d.Size > L.MaxRunBytes:
-		return fmt.Sprintf("run %s would hold %d bytes, max-run-bytes is %d", w.runID, total+d.Size, L.MaxRunBytes), nil
-	}
-	return "", nil
+	return w.full(d, n, total), nil
 }

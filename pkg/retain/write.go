@@ -633,13 +633,20 @@ func (w *writer) capacity(d *Descriptor) (string, error) {
 		n++
 		total += old.Size
 	}
+	return w.full(d, n, total), nil
+}
+
+// full says why a run holding n committed values of total bytes cannot
+// take d, or "" when it can.
+func (w *writer) full(d *Descriptor, n, total int64) string {
+	L := w.lim
 	switch {
 	case L.MaxRunValues > 0 && n+1 > L.MaxRunValues:
-		return fmt.Sprintf("run %s holds %d values, max-run-values is %d", w.runID, n, L.MaxRunValues), nil
+		return fmt.Sprintf("run %s holds %d values, max-run-values is %d", w.runID, n, L.MaxRunValues)
 	case L.MaxRunBytes > 0 && total+d.Size > L.MaxRunBytes:
-		return fmt.Sprintf("run %s would hold %d bytes, max-run-bytes is %d", w.runID, total+d.Size, L.MaxRunBytes), nil
+		return fmt.Sprintf("run %s would hold %d bytes, max-run-bytes is %d", w.runID, total+d.Size, L.MaxRunBytes)
 	}
-	return "", nil
+	return ""
 }
 
 // MaxDescriptorSize bounds a descriptor file: retain never writes a larger
