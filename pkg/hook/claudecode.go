@@ -21,8 +21,9 @@ const DefaultMaxInput = 64 << 20
 // Options configure ClaudeCode. The zero value of every field but RunsDir
 // means the documented default.
 type Options struct {
-	// RunsDir is the store; a relative one is taken from the working
-	// directory and made absolute, so the stub's command works anywhere.
+	// RunsDir is the store: a runs-dir (a relative one is taken from the
+	// working directory and made absolute, so the stub's command works
+	// anywhere) or an s3://BUCKET/PREFIX address.
 	RunsDir string
 	// Limits are retain's; zero fields are the defaults.
 	Limits retain.Limits
