@@ -47,14 +47,17 @@ go run bench/gen.go log "$big" > "$work/big.log"
 go run bench/gen.go lock "$lock_size" > "$work/lock.json"
 lines=$(wc -l < "$work/big.log")
 
-hf() { hyperfine --style none --runs "$1" --export-json "$work/hf.json" "${@:2}" > /dev/null 2>&1; }
+hf() {
+  hyperfine --style none --runs "$1" --export-json "$work/hf.json" "${@:2}" > "$work/hf.log" 2>&1 ||
+    { cat "$work/hf.log" >&2; exit 1; }
+}
 # median NAME: "median (min–max)" of the last hyperfine run's command NAME.
 row() {
   jq -r --arg c "$1" '.results[] | select(.command == $c) | "\(.median * 1000 | floor) ms (\(.min * 1000 | floor)–\(.max * 1000 | floor) ms)"' "$work/hf.json"
 }
 rss() { /usr/bin/time -f '%M' -o "$work/rss" "$@" > /dev/null 2>&1; echo "$(($(tail -n 1 "$work/rss") / 1024)) MiB"; }
 requests() { local before; before=$(wc -l < "$work/access.log"); "$@" > /dev/null 2>&1; echo $(($(wc -l < "$work/access.log") - before)); }
-sigv4=(--aws-sigv4 "aws:amz:us-east-1:s3" --user "bench:benchsecret")
+curl_s3="curl -sf --aws-sigv4 aws:amz:us-east-1:s3 --user bench:benchsecret -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD'"
 
 echo "| operation | retval | baseline | baseline time | retval RSS | requests |"
 echo "|---|---|---|---|---|---|"
@@ -65,7 +68,7 @@ for f in one big; do
   cmds=("$ret")
   base=()
   if command -v aws > /dev/null; then cmds+=("aws s3 cp --quiet $work/$f.log s3://bench/cli/$f.log"); base+=(aws); fi
-  cmds+=("curl -sf ${sigv4[*]} -T $work/$f.log $AWS_ENDPOINT_URL/bench/curl/$f.log"); base+=(curl)
+  cmds+=("$curl_s3 -T $work/$f.log $AWS_ENDPOINT_URL/bench/curl/$f.log"); base+=(curl)
   hf "$n" "${cmds[@]}"
   m=$(rss "$R" retain --run b --call "rss$f" "${lift[@]}" "$work/$f.log")
   k=$(requests "$R" retain --run b --call "req$f" "${lift[@]}" "$work/$f.log")
@@ -78,7 +81,7 @@ done
 "$R" retain --run b --call big "${lift[@]}" "$work/big.log" > /dev/null
 peek="$R peek --run b big --lines $((lines - 399))-$lines --peek-bytes 1MiB --threshold 2MiB"
 off=$(($(stat -c %s "$work/big.log") - 16384))
-cmds=("$peek" "curl -sf ${sigv4[*]} -r $off- $AWS_ENDPOINT_URL/bench/curl/big.log")
+cmds=("$peek" "$curl_s3 -r $off- $AWS_ENDPOINT_URL/bench/curl/big.log")
 command -v aws > /dev/null && cmds+=("aws s3api get-object --bucket bench --key curl/big.log --range bytes=$off- $work/range.out")
 hf 20 "${cmds[@]}"
 k=$(requests $peek)
@@ -99,7 +102,7 @@ RETVAL_STORE=s3://bench/gc go run bench/s3fill.go "$gc_runs" "$gc_values"
 t0=$(date +%s.%N)
 RETVAL_NOW=2099-01-01T00:00:00Z RETVAL_STORE=s3://bench/gc /usr/bin/time -f '%M' -o "$work/rss" "$R" gc --max-age 7d > "$work/gc.out"
 t1=$(date +%s.%N)
-gcs=$(echo "$t1 - $t0" | bc)
+gcs=$(printf '%.2f' "$(echo "$t1 - $t0" | bc)")
 RETVAL_STORE=s3://bench/gc2 go run bench/s3fill.go "$gc_runs" "$gc_values"
 t0=$(date +%s.%N)
 if command -v aws > /dev/null; then
@@ -109,7 +112,7 @@ else
   base="(no aws CLI)"
 fi
 t1=$(date +%s.%N)
-echo "| gc of $gc_runs runs × $gc_values values | ${gcs} s | $base | $(echo "$t1 - $t0" | bc) s | $(($(tail -n 1 "$work/rss") / 1024)) MiB | |"
+echo "| gc of $gc_runs runs × $gc_values values | ${gcs} s | $base | $(printf '%.2f' "$(echo "$t1 - $t0" | bc)") s | $(($(tail -n 1 "$work/rss") / 1024)) MiB | |"
 echo
 echo "gc said: $(tail -n 1 "$work/gc.out")"
-echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(go version | cut -d' ' -f3); versitygw $("$vgw" --version 2>/dev/null | head -n 1)"
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(go version | cut -d' ' -f3); versitygw v1.8.0 (posix backend, loopback)"
