@@ -1,7 +1,8 @@
 // Package jsonscan reads a JSON document forward from an io.ReaderAt in
 // large chunks, without building it: it skips what it does not look into
-// by searching for quotes and brackets, keeps nesting as one bit per level
-// and never recurses. Pointer lookups (pkg/expand), outlines and the
+// by searching for quotes and brackets (with AVX2, by reading masks of
+// them built with vector instructions: index.go), keeps nesting as one bit
+// per level and never recurses. Pointer lookups (pkg/expand), outlines and the
 // JSON-aware stub (pkg/retain) are built on it.
 package jsonscan
 
@@ -95,7 +96,11 @@ type Scanner struct {
 	// escNext: the previous chunk ended inside a string with an odd run of
 	// backslashes, so the first byte of this chunk is escaped.
 	escNext bool
-	stack   []uint64 // one bit per open container being skipped: 1 = object
+	// vec: skip with the structural index (masks built with vector
+	// instructions); else search for quotes and brackets a word at a time.
+	vec     bool
+	masks   []blockMasks // the chunk's structural index, as far as built
+	stack   []uint64     // one bit per open container being skipped: 1 = object
 	scratch []byte
 	dec     []byte
 	// commas counts the commas at the first level of the container being
@@ -110,7 +115,7 @@ func New(r io.ReaderAt, size int64, chunk int) *Scanner {
 	if chunk <= 0 {
 		chunk = ChunkSize
 	}
-	return &Scanner{r: r, size: size, chunk: chunk}
+	return &Scanner{r: r, size: size, chunk: chunk, vec: hasAVX2}
 }
 
 // NewAt is New for a document that lies in bytes [start, end) of r:
@@ -141,6 +146,7 @@ func (s *Scanner) Next() { s.pos++ }
 func (s *Scanner) fill() (bool, error) {
 	s.base += int64(len(s.buf))
 	s.pos = 0
+	s.masks = s.masks[:0]
 	n := min(int64(s.chunk), s.size-s.base)
 	if n <= 0 {
 		s.buf = s.buf[:0]
@@ -222,6 +228,9 @@ func (s *Scanner) Expect(want string) (byte, error) {
 // quote was consumed. It searches for quotes, not byte by byte: a quote
 // preceded by an odd run of backslashes is escaped.
 func (s *Scanner) SkipStringBody() error {
+	if s.vec {
+		return s.skipStringIndexed()
+	}
 	for {
 		if s.pos >= len(s.buf) {
 			ok, err := s.fill()
@@ -325,6 +334,9 @@ func (s *Scanner) SkipCounting(open byte) (int64, error) {
 }
 
 func (s *Scanner) skipContainer(open byte, commas bool) error {
+	if s.vec {
+		return s.skipContainerIndexed(open, commas)
+	}
 	depth := 0
 	s.push(depth, open == '{')
 	depth++
