@@ -107,3 +107,38 @@ func TestEscapesRandom(t *testing.T) {
 		}
 	}
 }
+
+// plainBytes is plain a byte at a time.
+func plainBytes(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c >= 0x80 || c < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+func FuzzPlain(f *testing.F) {
+	f.Add([]byte("node_modules/pkg-1"))
+	f.Add([]byte("node_modules/pkg\x1f"))
+	f.Add([]byte("node_modules\\/pkg-1"))
+	f.Add([]byte("node_modules/pkg-é"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := plain(b), plainBytes(b); got != want {
+			t.Fatalf("plain(%q) = %v, want %v", b, got, want)
+		}
+	})
+}
+
+// TestPlainEveryByte puts every byte value at every place of a word.
+func TestPlainEveryByte(t *testing.T) {
+	for c := range 256 {
+		for k := range 17 {
+			b := []byte("abcdefghijklmnopq")
+			b[k] = byte(c)
+			if got, want := plain(b), plainBytes(b); got != want {
+				t.Fatalf("plain(%q) = %v, want %v", b, got, want)
+			}
+		}
+	}
+}

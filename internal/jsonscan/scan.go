@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"strings"
 
 	"github.com/retval/retval/internal/jsonvalid"
 )
@@ -217,11 +216,14 @@ func (s *Scanner) Expect(want string) (byte, error) {
 	if err != nil {
 		return 0, err
 	}
-	if strings.IndexByte(want, c) < 0 {
-		return 0, s.Syntax("found %q where one of %q belongs", c, want)
+	// want is a byte or two: a loop, not a call.
+	for i := 0; i < len(want); i++ {
+		if want[i] == c {
+			s.pos++
+			return c, nil
+		}
 	}
-	s.pos++
-	return c, nil
+	return 0, s.Syntax("found %q where one of %q belongs", c, want)
 }
 
 // SkipStringBody moves past the closing quote of a string whose opening
@@ -573,20 +575,33 @@ func (s *Scanner) Name(max int64) (name []byte, quote int64, cut bool, err error
 	return name, start - 1, false, err
 }
 
+// plain reports whether the string body b decodes to itself: it holds no
+// backslash, no control character and nothing but ASCII. Eight bytes at a
+// time: (w - 0x20…) & ^w has a byte's high bit set for some byte below
+// 0x20 exactly when there is one, if no byte has its high bit set.
+func plain(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if w&0x8080808080808080 != 0 || hasZero(w^0x5c5c5c5c5c5c5c5c) != 0 || (w-0x2020202020202020)&^w&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for _, c := range b[i:] {
+		if c == '\\' || c >= 0x80 || c < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
 // name decodes the string body [start, end), as encoding/json does.
 func (s *Scanner) name(start, end int64) ([]byte, error) {
 	raw, err := s.BytesAt(start, end)
 	if err != nil {
 		return nil, err
 	}
-	plain := true
-	for _, c := range raw {
-		if c == '\\' || c >= 0x80 || c < 0x20 {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if plain(raw) {
 		return raw, nil
 	}
 	s.dec = append(s.dec[:0], '"')
