@@ -75,6 +75,41 @@ func checkString(t *testing.T, doc []byte, at, chunk int) {
 	}
 }
 
+// checkWalk reads doc from byte at to its end with both skips, a step at
+// a time (whitespace, then a string, a container or any other byte), so
+// that skips start anywhere in a block and one after another.
+func checkWalk(t *testing.T, doc []byte, at, chunk int) {
+	t.Helper()
+	got, want := scanners(t, doc, min(at, len(doc)), chunk)
+	for step := 0; ; step++ {
+		gc, gerr := got.Peek()
+		wc, werr := want.Peek()
+		if gc != wc || !reflect.DeepEqual(gerr, werr) || got.Off() != want.Off() {
+			t.Fatalf("walk of %q from %d (chunk %d), step %d: Peek %q at %d, %v; want %q at %d, %v",
+				doc, at, chunk, step, gc, got.Off(), gerr, wc, want.Off(), werr)
+		}
+		if gerr != nil {
+			return
+		}
+		got.Next()
+		want.Next()
+		switch gc {
+		case '"':
+			gerr, werr = got.SkipStringBody(), want.SkipStringBody()
+		case '{', '[':
+			got.commas, want.commas = 0, 0
+			gerr, werr = got.skipContainer(gc, step%2 == 0), want.skipContainer(wc, step%2 == 0)
+		}
+		if !reflect.DeepEqual(gerr, werr) || got.Off() != want.Off() || got.commas != want.commas || got.escNext != want.escNext {
+			t.Fatalf("walk of %q from %d (chunk %d), step %d after %q: at %d, %d commas, %v; want at %d, %d commas, %v",
+				doc, at, chunk, step, gc, got.Off(), got.commas, gerr, want.Off(), want.commas, werr)
+		}
+		if gerr != nil {
+			return
+		}
+	}
+}
+
 func FuzzSkipContainer(f *testing.F) {
 	for _, s := range []string{
 		`{"a": [1, {"b": "c]}"}], "d": "\"}"}`,
@@ -96,6 +131,8 @@ func FuzzSkipContainer(f *testing.F) {
 		checkSkip(t, doc, int(at), ChunkSize, count)
 		checkString(t, doc, int(at), 1+int(chunk))
 		checkString(t, doc, int(at), ChunkSize)
+		checkWalk(t, doc, int(at), 1+int(chunk))
+		checkWalk(t, doc, int(at), ChunkSize)
 	})
 }
 
@@ -107,7 +144,7 @@ func TestSkipRandom(t *testing.T) {
 	for n := 0; n < 20000; n++ {
 		var b strings.Builder
 		b.WriteString("[{"[r.IntN(2):][:1])
-		for range r.IntN(60) {
+		for range r.IntN(120) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
 		}
 		doc := []byte(b.String())
@@ -117,6 +154,7 @@ func TestSkipRandom(t *testing.T) {
 		}
 		checkSkip(t, doc, 0, chunk, r.IntN(2) == 0)
 		checkString(t, doc, r.IntN(len(doc)), chunk)
+		checkWalk(t, doc, r.IntN(len(doc)), chunk)
 	}
 }
 
