@@ -155,12 +155,16 @@ func (s *Scanner) Outline(o OutlineOptions) (*Outline, error) {
 			}
 			ch.KeyStart, ch.NameCut = quote, cut
 			h := xxh3.Hash(name)
-			// Exact: a kept member with this name.
-			if j, ok := headIdx[string(name)]; ok {
-				out.Head[j].Dup, ch.Dup = true, true
+			// Exact: a kept member with this name. The head's names are
+			// all in the filter, so only a name the filter may hold is
+			// looked up.
+			if len(headIdx) > 0 && seen.has(h) {
+				if j, ok := headIdx[string(name)]; ok {
+					out.Head[j].Dup, ch.Dup = true, true
+				}
 			}
 			for j := 0; j < rn; j++ {
-				if r := &ring[(rstart+j)%o.Tail]; string(r.name) == string(name) {
+				if r := &ring[(rstart+j)%o.Tail]; r.hash == h && string(r.name) == string(name) {
 					r.Dup, ch.Dup = true, true
 				}
 			}

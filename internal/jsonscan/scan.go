@@ -1,7 +1,8 @@
 // Package jsonscan reads a JSON document forward from an io.ReaderAt in
 // large chunks, without building it: it skips what it does not look into
-// by searching for quotes and brackets, keeps nesting as one bit per level
-// and never recurses. Pointer lookups (pkg/expand), outlines and the
+// by searching for quotes and brackets (with AVX2, by reading masks of
+// them built with vector instructions: index.go), keeps nesting as one bit
+// per level and never recurses. Pointer lookups (pkg/expand), outlines and the
 // JSON-aware stub (pkg/retain) are built on it.
 package jsonscan
 
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"strings"
 
 	"github.com/retval/retval/internal/jsonvalid"
 )
@@ -95,7 +95,11 @@ type Scanner struct {
 	// escNext: the previous chunk ended inside a string with an odd run of
 	// backslashes, so the first byte of this chunk is escaped.
 	escNext bool
-	stack   []uint64 // one bit per open container being skipped: 1 = object
+	// vec: skip with the structural index (masks built with vector
+	// instructions); else search for quotes and brackets a word at a time.
+	vec     bool
+	masks   []blockMasks // the chunk's structural index, as far as built
+	stack   []uint64     // one bit per open container being skipped: 1 = object
 	scratch []byte
 	dec     []byte
 	// commas counts the commas at the first level of the container being
@@ -110,7 +114,7 @@ func New(r io.ReaderAt, size int64, chunk int) *Scanner {
 	if chunk <= 0 {
 		chunk = ChunkSize
 	}
-	return &Scanner{r: r, size: size, chunk: chunk}
+	return &Scanner{r: r, size: size, chunk: chunk, vec: hasAVX2}
 }
 
 // NewAt is New for a document that lies in bytes [start, end) of r:
@@ -141,6 +145,7 @@ func (s *Scanner) Next() { s.pos++ }
 func (s *Scanner) fill() (bool, error) {
 	s.base += int64(len(s.buf))
 	s.pos = 0
+	s.masks = s.masks[:0]
 	n := min(int64(s.chunk), s.size-s.base)
 	if n <= 0 {
 		s.buf = s.buf[:0]
@@ -211,17 +216,23 @@ func (s *Scanner) Expect(want string) (byte, error) {
 	if err != nil {
 		return 0, err
 	}
-	if strings.IndexByte(want, c) < 0 {
-		return 0, s.Syntax("found %q where one of %q belongs", c, want)
+	// want is a byte or two: a loop, not a call.
+	for i := 0; i < len(want); i++ {
+		if want[i] == c {
+			s.pos++
+			return c, nil
+		}
 	}
-	s.pos++
-	return c, nil
+	return 0, s.Syntax("found %q where one of %q belongs", c, want)
 }
 
 // SkipStringBody moves past the closing quote of a string whose opening
 // quote was consumed. It searches for quotes, not byte by byte: a quote
 // preceded by an odd run of backslashes is escaped.
 func (s *Scanner) SkipStringBody() error {
+	if s.vec {
+		return s.skipStringIndexed()
+	}
 	for {
 		if s.pos >= len(s.buf) {
 			ok, err := s.fill()
@@ -325,6 +336,9 @@ func (s *Scanner) SkipCounting(open byte) (int64, error) {
 }
 
 func (s *Scanner) skipContainer(open byte, commas bool) error {
+	if s.vec {
+		return s.skipContainerIndexed(open, commas)
+	}
 	depth := 0
 	s.push(depth, open == '{')
 	depth++
@@ -561,20 +575,33 @@ func (s *Scanner) Name(max int64) (name []byte, quote int64, cut bool, err error
 	return name, start - 1, false, err
 }
 
+// plain reports whether the string body b decodes to itself: it holds no
+// backslash, no control character and nothing but ASCII. Eight bytes at a
+// time: (w - 0x20…) & ^w has a byte's high bit set for some byte below
+// 0x20 exactly when there is one, if no byte has its high bit set.
+func plain(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if w&0x8080808080808080 != 0 || hasZero(w^0x5c5c5c5c5c5c5c5c) != 0 || (w-0x2020202020202020)&^w&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for _, c := range b[i:] {
+		if c == '\\' || c >= 0x80 || c < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
 // name decodes the string body [start, end), as encoding/json does.
 func (s *Scanner) name(start, end int64) ([]byte, error) {
 	raw, err := s.BytesAt(start, end)
 	if err != nil {
 		return nil, err
 	}
-	plain := true
-	for _, c := range raw {
-		if c == '\\' || c >= 0x80 || c < 0x20 {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if plain(raw) {
 		return raw, nil
 	}
 	s.dec = append(s.dec[:0], '"')

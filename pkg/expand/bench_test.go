@@ -3,8 +3,11 @@ package expand
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/retval/retval/internal/jsonscan"
 )
 
 // packageLock builds a package-lock-shaped document of n packages.
@@ -91,4 +94,46 @@ func BenchmarkExpand(b *testing.B) {
 			}
 		})
 	}
+}
+
+// lockFile builds a document shaped as bench/gen.go's lock (what the
+// pointer and outline rows of bench/run read) of about size bytes: one
+// indented object of five-member package objects, "node_modules/last"
+// at its end.
+func lockFile(size int) []byte {
+	var b bytes.Buffer
+	b.Grow(size + 256)
+	b.WriteString("{\n  \"name\": \"bench\",\n  \"lockfileVersion\": 3,\n  \"packages\": {\n")
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "    \"node_modules/pkg-%d\": {\n      \"version\": \"%d.%d.%d\",\n      \"resolved\": \"https://registry.example/pkg-%d/-/pkg-%d-%d.tgz\",\n      \"integrity\": \"sha512-%016x%016x\",\n      \"dev\": true\n    },\n",
+			i, r.IntN(20), r.IntN(50), r.IntN(100), i, i, i, r.Uint64(), r.Uint64())
+	}
+	b.WriteString("    \"node_modules/last\": {\"version\": \"1.0.0\"}\n  }\n}\n")
+	return b.Bytes()
+}
+
+// BenchmarkLock is bench/run's pointer and outline rows over a 64 MiB
+// document in memory: the scanner's share of them.
+func BenchmarkLock(b *testing.B) {
+	doc := lockFile(64 << 20)
+	b.Run("pointer", func(b *testing.B) {
+		p, _ := ParsePointer("/packages/node_modules~1last/version")
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if _, err := FindPointer(bytes.NewReader(doc), int64(len(doc)), p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("outline", func(b *testing.B) {
+		p, _ := ParsePointer("/packages")
+		o := jsonscan.OutlineOptions{After: -1, Head: 397, Tail: tailShown, MaxName: 4096}
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if _, err := findOutline(bytes.NewReader(doc), 0, int64(len(doc)), p, o, chunkSize); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
