@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -249,7 +248,7 @@ func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
 	if d.Size < 0 || d.Compression == CompressNone && d.Size != d.StoredBytes || d.Size == 0 && d.SHA256 != emptySHA256 {
 		return nil, Errorf(CodeCorrupt, "value %q: descriptor says %d bytes (sha256 %.12s…) of a %d-byte content object (run retval verify)", d.ID, d.Size, d.SHA256, st.Size)
 	}
-	r := &objReaderAt{o: o, key: key, size: st.Size}
+	r := newObjReaderAt(o, key, st.Size)
 	v := &Value{Desc: *d, raw: r, blockNum: -1}
 	if d.Compression == CompressZstd {
 		zr, err := openZstd(r, d)
@@ -264,71 +263,6 @@ func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
 		}
 	}
 	return v, nil
-}
-
-// objReaderAt reads an object's bytes by ranged GETs, a window of
-// readWindow bytes at a time, keeping the last window: a reader that
-// walks a value block by block costs one GET per window, not per block.
-type objReaderAt struct {
-	o    *objStore
-	key  string
-	size int64
-
-	mu  sync.Mutex
-	off int64
-	buf []byte
-}
-
-const readWindow = 1 << 20
-
-func (r *objReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= r.size {
-		if len(p) == 0 {
-			return 0, nil
-		}
-		return 0, io.EOF
-	}
-	if len(p) >= readWindow/2 {
-		// A large read (a search's chunk): straight into p.
-		want := min(int64(len(p)), r.size-off)
-		n, err := r.o.b.ReadAt(r.o.ctx, r.key, p[:want], off)
-		if err == nil && int64(n) < int64(len(p)) {
-			err = io.EOF
-		}
-		if err != nil && err != io.EOF {
-			err = r.o.ioErr(err)
-		}
-		return n, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for n < len(p) && off < r.size {
-		if off < r.off || off >= r.off+int64(len(r.buf)) {
-			start := off - off%readWindow
-			end := min(start+readWindow, r.size)
-			if cap(r.buf) < readWindow {
-				r.buf = make([]byte, readWindow)
-			}
-			b := r.buf[:end-start]
-			k, err := r.o.b.ReadAt(r.o.ctx, r.key, b, start)
-			if int64(k) < end-start {
-				r.buf = r.buf[:0]
-				if err == nil || err == io.EOF {
-					err = fmt.Errorf("object %s ended at %d bytes, %d expected", r.key, start+int64(k), r.size)
-				}
-				return n, r.o.ioErr(err)
-			}
-			r.off, r.buf = start, b
-		}
-		k := copy(p[n:], r.buf[off-r.off:])
-		n += k
-		off += int64(k)
-	}
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // touch records read activity on run at most once an hour (as Touch).

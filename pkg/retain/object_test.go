@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/retval/retval/internal/s3test"
 	"github.com/retval/retval/pkg/retain/s3store"
@@ -31,6 +32,8 @@ type recorder struct {
 	fail func(method, key string) bool
 	// after runs once a request has been answered.
 	after func(method, key string, status int)
+	// before runs before a request is sent.
+	before func(req *http.Request)
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -41,6 +44,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Unlock()
 	if fail != nil && fail(req.Method, key) {
 		return nil, fmt.Errorf("injected failure of %s %s", req.Method, key)
+	}
+	if r.before != nil {
+		r.before(req)
 	}
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err == nil && r.after != nil {
@@ -309,5 +315,56 @@ func TestObjectSpoolUnlinked(t *testing.T) {
 	}
 	if len(seen) != 0 {
 		t.Fatalf("while committing, $TMPDIR held %v", seen)
+	}
+}
+
+// A reader walking a value window after window gets the next windows
+// fetched while it reads this one: the GET of the second window is not
+// alone on the wire. (The GET waits, up to a minute, for another to be
+// sent beside it; a reader that fetched one window at a time would make
+// it wait that long, and fail.)
+func TestObjectReadAhead(t *testing.T) {
+	rec := &recorder{}
+	s, _ := objectStore(t, rec)
+	in := numbered(300000) // about 10 MiB: ten windows
+	var out bytes.Buffer
+	if _, err := s.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "big",
+		Limits: Limits{Threshold: Unlimited, MaxValueSize: Unlimited, MaxRunBytes: Unlimited}}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	inFlight := 0
+	beside := make(chan struct{})
+	var once sync.Once
+	rec.before = func(req *http.Request) {
+		rng := req.Header.Get("Range")
+		if req.Method != http.MethodGet || !strings.HasPrefix(rng, "bytes=") || !strings.HasSuffix(req.URL.Path, "big.txt") {
+			return
+		}
+		mu.Lock()
+		inFlight++
+		if inFlight >= 2 {
+			once.Do(func() { close(beside) })
+		}
+		mu.Unlock()
+		if rng == fmt.Sprintf("bytes=%d-%d", readWindow, 2*readWindow-1) {
+			select {
+			case <-beside:
+			case <-time.After(time.Minute):
+				t.Error("the second window's GET was alone on the wire: nothing was fetched ahead")
+			}
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}
+	v, err := s.OpenValue("r", "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	got, err := io.ReadAll(v.Section(0, v.Size()))
+	if err != nil || !bytes.Equal(got, in) {
+		t.Fatalf("read %d bytes (%v), want the %d retained", len(got), err, len(in))
 	}
 }

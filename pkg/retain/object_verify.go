@@ -148,7 +148,7 @@ func (o *objStore) verifyValue(run, id ID, objs map[string]s3store.Object, hasIn
 		case st.Size != d.StoredBytes:
 			return append(probs, bad("content file holds %d bytes, descriptor says %d", st.Size, d.StoredBytes)...)
 		}
-		zr, err := openZstd(&objReaderAt{o: o, key: key, size: st.Size}, d)
+		zr, err := openZstd(newObjReaderAt(o, key, st.Size), d)
 		if err != nil {
 			return append(probs, bad("%v", err)...)
 		}

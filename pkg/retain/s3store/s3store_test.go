@@ -501,3 +501,55 @@ func TestAbortUploads(t *testing.T) {
 		t.Fatalf("uploads left: %v, want only r2's", keys)
 	}
 }
+
+// barrierTransport holds the request a test names until another request
+// is on its way beside it (or a minute passes, which fails the test).
+type barrierTransport struct {
+	t      *testing.T
+	hold   func(*http.Request) bool
+	mu     sync.Mutex
+	n      int
+	beside chan struct{}
+	once   sync.Once
+}
+
+func (b *barrierTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	b.mu.Lock()
+	b.n++
+	if b.n >= 2 {
+		b.once.Do(func() { close(b.beside) })
+	}
+	b.mu.Unlock()
+	if b.hold(req) {
+		select {
+		case <-b.beside:
+		case <-time.After(time.Minute):
+			b.t.Error("the held request was alone on the wire")
+		}
+	}
+	b.mu.Lock()
+	b.n--
+	b.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// A multipart upload sends several parts at once: a part's round trip does
+// not wait for the one before.
+func TestUploadPartsAtOnce(t *testing.T) {
+	srv := s3test.Shared(t)
+	bt := &barrierTransport{t: t, beside: make(chan struct{}), hold: func(req *http.Request) bool {
+		return req.Method == http.MethodPut && req.URL.Query().Get("partNumber") == "1"
+	}}
+	b := Open(Location{Bucket: srv.NewBucket(t), Prefix: "p"}, Config{
+		Endpoint: srv.Endpoint, Region: srv.Region, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, PathStyle: true,
+		HTTPClient: &http.Client{Transport: bt},
+	})
+	b.PartSize = 5 << 20
+	const size = 16 << 20
+	if n, err := b.Upload(ctx(t), "u/parts", &zeroReader{n: size}, UploadOptions{}); err != nil || n != size {
+		t.Fatalf("Upload = %d, %v", n, err)
+	}
+	if o, err := b.Stat(ctx(t), "u/parts"); err != nil || o.Size != size {
+		t.Fatalf("Stat = %+v, %v", o, err)
+	}
+}

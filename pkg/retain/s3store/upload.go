@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -48,6 +50,9 @@ func (b *Bucket) Upload(ctx context.Context, key string, r io.Reader, opt Upload
 	return b.multipart(ctx, key, first, r, opt)
 }
 
+// uploadSenders is how many parts of a multipart upload are sent at once.
+const uploadSenders = 3
+
 // part is one filled buffer on its way to the server.
 type part struct {
 	num  int32
@@ -73,39 +78,52 @@ func (b *Bucket) multipart(ctx context.Context, key string, first []byte, r io.R
 		}
 	}()
 
-	// One goroutine sends while this one fills the next buffer: two
-	// buffers in all, handed back and forth.
+	// Senders send parts while this goroutine fills the next buffer:
+	// senders+1 buffers in all, handed back and forth, so memory stays at
+	// a few parts whatever the size, and a part's round trip does not
+	// wait for the one before.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	full := make(chan part, 1)
-	// Room for both buffers: the sender never waits to hand one back.
-	free := make(chan []byte, 2)
-	free <- make([]byte, len(first))
-	sent := make(chan error, 1)
-	var done []types.CompletedPart
-	go func() {
-		var err error
-		for p := range full {
-			if err == nil {
-				var out *s3.UploadPartOutput
-				out, err = b.client.UploadPart(ctx, &s3.UploadPartInput{
-					Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), UploadId: id,
-					PartNumber:        aws.Int32(p.num),
-					Body:              bytes.NewReader(p.data),
-					ContentLength:     aws.Int64(int64(len(p.data))),
-					ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
-					ChecksumSHA256:    checksum(p.data),
-				})
-				if err == nil {
-					done = append(done, types.CompletedPart{PartNumber: aws.Int32(p.num), ETag: out.ETag, ChecksumSHA256: out.ChecksumSHA256})
-				} else {
-					cancel()
+	// Room for every buffer: a sender never waits to hand one back.
+	free := make(chan []byte, uploadSenders+1)
+	for range uploadSenders {
+		free <- make([]byte, len(first))
+	}
+	var (
+		mu      sync.Mutex
+		done    []types.CompletedPart
+		sendErr error
+		wg      sync.WaitGroup
+	)
+	for range uploadSenders {
+		wg.Go(func() {
+			for p := range full {
+				mu.Lock()
+				failed := sendErr != nil
+				mu.Unlock()
+				if !failed {
+					out, err := b.client.UploadPart(ctx, &s3.UploadPartInput{
+						Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), UploadId: id,
+						PartNumber:        aws.Int32(p.num),
+						Body:              bytes.NewReader(p.data),
+						ContentLength:     aws.Int64(int64(len(p.data))),
+						ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
+						ChecksumSHA256:    checksum(p.data),
+					})
+					mu.Lock()
+					if err == nil {
+						done = append(done, types.CompletedPart{PartNumber: aws.Int32(p.num), ETag: out.ETag, ChecksumSHA256: out.ChecksumSHA256})
+					} else if sendErr == nil {
+						sendErr = err
+						cancel()
+					}
+					mu.Unlock()
 				}
+				free <- p.data[:cap(p.data)]
 			}
-			free <- p.data[:cap(p.data)]
-		}
-		sent <- err
-	}()
+		})
+	}
 
 	buf := first
 	var readErr error
@@ -134,9 +152,12 @@ func (b *Bucket) multipart(ctx context.Context, key string, first []byte, r io.R
 		}
 	}
 	close(full)
-	if err := <-sent; err != nil {
-		return 0, b.classify("upload", key, err)
+	wg.Wait()
+	if sendErr != nil {
+		return 0, b.classify("upload", key, sendErr)
 	}
+	// Parts finish in any order; the completion lists them in order.
+	slices.SortFunc(done, func(x, y types.CompletedPart) int { return int(aws.ToInt32(x.PartNumber) - aws.ToInt32(y.PartNumber)) })
 	if readErr != nil {
 		return 0, &Error{Op: "upload", Key: key, Err: readErr}
 	}
