@@ -85,3 +85,18 @@ func orphanOtherContent(ri *RunInfo, id ID, d *Descriptor) {
 		}
 	}
 }
+
+// classifyValueFile sets the kind of e, a file named for value id: the
+// value's own when id has a descriptor (descs), else an orphan. Content
+// files are counted in content, so that a value with two can be told.
+func classifyValueFile(e *RunEntry, id ID, descs map[ID]bool, content map[ID]int) {
+	e.Value = id
+	if descs[id] {
+		e.Kind = KindValue
+	} else {
+		e.Kind, e.descAbsent = KindOrphan, true
+	}
+	if e.Name != metaName(id) && e.Name != linesName(id) {
+		content[id]++
+	}
+}

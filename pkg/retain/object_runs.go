@@ -166,15 +166,7 @@ func (o *objStore) runInfo(run ID, objs map[string]s3store.Object) *RunInfo {
 		default:
 			e.Kind = KindStray
 			if id, ok := valueOf(name); ok {
-				e.Value = id
-				if descs[id] {
-					e.Kind = KindValue
-				} else {
-					e.Kind, e.descAbsent = KindOrphan, true
-				}
-				if name != metaName(id) && name != linesName(id) {
-					content[id]++
-				}
+				classifyValueFile(&e, id, descs, content)
 			}
 		}
 		ri.Entries = append(ri.Entries, e)

@@ -241,15 +241,7 @@ func (s *Store) ScanRunEntries(run ID) (*RunInfo, error) {
 				e.Special = fi.Mode().Type() & (fs.ModeNamedPipe | fs.ModeDevice | fs.ModeCharDevice | fs.ModeSocket)
 			}
 			if id, ok := valueOf(name); ok && fi.Mode().IsRegular() {
-				e.Value = id
-				if descs[id] {
-					e.Kind = KindValue
-				} else {
-					e.Kind, e.descAbsent = KindOrphan, true
-				}
-				if name != metaName(id) && name != linesName(id) {
-					content[id]++
-				}
+				classifyValueFile(&e, id, descs, content)
 			}
 		}
 		if e.IsDir && e.Name != stepsDirName {
