@@ -153,7 +153,8 @@ type Bucket struct {
 	loc    Location
 	// PartSize is the size of each part of a multipart upload, and the
 	// size above which Upload uses one; memory held by an upload is at
-	// most two parts. Default 8 MiB (S3 allows 5 MiB to 5 GiB).
+	// most four parts (three being sent while the next is filled).
+	// Default 8 MiB (S3 allows 5 MiB to 5 GiB).
 	PartSize int64
 	// skew is added to the server's clock when judging a lease (tests).
 	skew time.Duration

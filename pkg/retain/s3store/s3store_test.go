@@ -426,7 +426,7 @@ func (r *zeroReader) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-// An upload holds at most two parts whatever its size: 96 MiB through
+// An upload holds at most four parts whatever its size: 96 MiB through
 // 5 MiB parts allocates far less than the value.
 func TestUploadMemoryIsBounded(t *testing.T) {
 	b, _ := newBucket(t)

@@ -22,7 +22,7 @@ type UploadOptions struct {
 }
 
 // Upload streams r to key: one PUT when r holds at most PartSize bytes,
-// a multipart upload otherwise, with at most two parts in memory whatever
+// a multipart upload otherwise, with at most four parts in memory whatever
 // the size. An upload that fails is aborted: no object appears, and no
 // parts are left behind (if the abort itself fails, the server's own
 // expiry of incomplete uploads removes them). It returns the bytes
