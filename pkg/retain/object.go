@@ -151,6 +151,19 @@ func (o *objStore) runExists(run ID) (bool, error) {
 	return found, err
 }
 
+// mustExist is nil when run holds anything, else the error of a run that
+// is not there: collected when gc left a tombstone, or unknown.
+func (o *objStore) mustExist(s *Store, run ID) error {
+	ok, err := o.runExists(run)
+	switch {
+	case err != nil:
+		return o.ioErr(err)
+	case !ok:
+		return o.missingRun(s, run)
+	}
+	return nil
+}
+
 // objCommitted is the one rule for a committed value (committedValue) on
 // object storage: the descriptor reads as id's, with a known compression,
 // and the listing holds its content at the size it records.

@@ -385,10 +385,8 @@ func (c *Collection) emptyTrash(name string) error {
 // that its content is gone) and takes its value back.
 func (c *Collection) removeDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) ([]bool, []DebrisError, error) {
 	o := c.obj
-	if ok, err := o.runExists(run); err != nil {
-		return nil, nil, o.ioErr(err)
-	} else if !ok {
-		return nil, nil, o.missingRun(c.s, run)
+	if err := o.mustExist(c.s, run); err != nil {
+		return nil, nil, err
 	}
 	if err := c.mark(run); err != nil {
 		return nil, nil, err

@@ -37,10 +37,8 @@ func (o *objStore) logRead(run ID, r Read) error {
 // scanReads calls f with each record of run's read log, oldest first.
 func (o *objStore) scanReads(s *Store, run ID, f func(*Read)) (ReadLogInfo, error) {
 	var info ReadLogInfo
-	if ok, err := o.runExists(run); err != nil {
-		return info, o.ioErr(err)
-	} else if !ok {
-		return info, o.missingRun(s, run)
+	if err := o.mustExist(s, run); err != nil {
+		return info, err
 	}
 	var keys []string
 	prefix := objKey(run, readsDir)

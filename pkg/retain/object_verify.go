@@ -16,24 +16,9 @@ import (
 // afterwards, was collected meanwhile and is left out, as locally.
 func (o *objStore) verify(s *Store, opt VerifyOptions) (*VerifyReport, error) {
 	opt.Grace = Limits{Grace: opt.Grace}.Effective().Grace
-	var runs []ID
-	if opt.Run != "" {
-		id, err := Sanitize(opt.Run)
-		if err != nil {
-			return nil, Errorf(CodeUsage, "run id: %v", err)
-		}
-		if ok, err := o.runExists(id); err != nil {
-			return nil, o.ioErr(err)
-		} else if !ok {
-			return nil, asTyped(o.missingRun(s, id), opt.Run)
-		}
-		runs = []ID{id}
-	} else {
-		ids, err := o.runIDs()
-		if err != nil {
-			return nil, err
-		}
-		runs = ids
+	runs, err := s.runsToVerify(opt.Run, func(id ID) error { return o.mustExist(s, id) })
+	if err != nil {
+		return nil, err
 	}
 	rep := &VerifyReport{Problems: []Problem{}}
 	for _, run := range runs {

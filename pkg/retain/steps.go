@@ -184,10 +184,8 @@ func (l *StepLedger) Close() {
 // openStepLedger reads step's ledger of run from object storage, with the
 // ETag that Save swaps against.
 func (o *objStore) openStepLedger(s *Store, run, step ID) (*StepLedger, error) {
-	if ok, err := o.runExists(run); err != nil {
-		return nil, o.ioErr(err)
-	} else if !ok {
-		return nil, o.missingRun(s, run)
+	if err := o.mustExist(s, run); err != nil {
+		return nil, err
 	}
 	l := &StepLedger{step: step, obj: o, key: objKey(run, stepsDirName+"/"+stepName(step))}
 	b, ob, err := o.b.Get(o.ctx, l.key, maxLedgerSize)

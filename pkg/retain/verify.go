@@ -70,22 +70,9 @@ func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
 		return orVerify(err, func() (*VerifyReport, error) { return obj.verify(s, o) })
 	}
 	o.Grace = Limits{Grace: o.Grace}.Effective().Grace
-	var runs []ID
-	if o.Run != "" {
-		id, err := Sanitize(o.Run)
-		if err != nil {
-			return nil, Errorf(CodeUsage, "run id: %v", err)
-		}
-		if _, err := s.lookupRun(id); err != nil {
-			return nil, asTyped(err, o.Run)
-		}
-		runs = []ID{id}
-	} else {
-		ids, err := s.RunIDs()
-		if err != nil {
-			return nil, err
-		}
-		runs = ids
+	runs, err := s.runsToVerify(o.Run, func(id ID) error { _, err := s.lookupRun(id); return err })
+	if err != nil {
+		return nil, err
 	}
 	rep := &VerifyReport{Problems: []Problem{}}
 	for _, run := range runs {
@@ -263,6 +250,23 @@ func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
 		r = io.NewSectionReader(zr, 0, d.Size)
 	}
 	return append(probs, checkContent(id, d, ix, r, bytes, bad)...)
+}
+
+// runsToVerify is the run typed names, which exist must find there (its
+// error names the run as typed), or every run of the store when typed is
+// empty: what verify checks, on either backend.
+func (s *Store) runsToVerify(typed string, exist func(ID) error) ([]ID, error) {
+	if typed == "" {
+		return s.RunIDs()
+	}
+	id, err := Sanitize(typed)
+	if err != nil {
+		return nil, Errorf(CodeUsage, "run id: %v", err)
+	}
+	if err := exist(id); err != nil {
+		return nil, asTyped(err, typed)
+	}
+	return []ID{id}, nil
 }
 
 // checkContent hashes r, the uncompressed bytes of value id, against its
