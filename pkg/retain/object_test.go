@@ -368,3 +368,41 @@ func TestObjectReadAhead(t *testing.T) {
 		t.Fatalf("read %d bytes (%v), want the %d retained", len(got), err, len(in))
 	}
 }
+
+// The same bytes again on a damaged value restore it: content of the wrong
+// size is uploaded again, and when this retain stores another
+// representation the descriptor names it and the damaged content goes —
+// nothing is left that names no value.
+func TestObjectRetainAgainRestores(t *testing.T) {
+	s, raw := objectStore(t, nil)
+	in := numbered(3000)
+	opts := RetainOptions{Run: "r", Call: "c1"}
+	var out bytes.Buffer
+	if _, err := s.Retain(bytes.NewReader(in), &out, opts); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := raw.Put(ctx, "r.values/c1.txt", in[:100]); err != nil {
+		t.Fatal(err)
+	}
+	opts.Compress = "zstd"
+	out.Reset()
+	res, err := s.Retain(bytes.NewReader(in), &out, opts)
+	if err != nil || !res.Retained || res.Descriptor.Compression != CompressZstd {
+		t.Fatalf("retain again: %+v, %v", res, err)
+	}
+	v, err := s.OpenValue("r", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(v.Section(0, v.Size()))
+	v.Close()
+	if err != nil || !bytes.Equal(got, in) {
+		t.Fatalf("the restored value reads %d bytes (%v)", len(got), err)
+	}
+	for _, k := range keysOf(t, raw, "r.values/") {
+		if k == "r.values/c1.txt" {
+			t.Errorf("the damaged plain content is still there beside the zstd one")
+		}
+	}
+}

@@ -177,15 +177,18 @@ func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Rea
 				return err
 			}
 		}
-		if w.comp != old.Compression || stored != old.StoredBytes {
-			d := *old
-			d.Compression, d.StoredBytes = w.comp, stored
-			body, err := marshalDescriptor(&d)
-			if err != nil {
+		if d, body, changed, err := w.restoredDescriptor(old, stored); err != nil {
+			return err
+		} else if changed {
+			if _, err := o.b.Put(o.ctx, objKey(w.runID, metaName(w.id)), body); err != nil {
+				if w.comp != old.Compression {
+					// The new representation's content names no value: no debris.
+					o.b.Delete(o.ctx, key)
+				}
 				return err
 			}
-			if _, err := o.b.Put(o.ctx, objKey(w.runID, metaName(w.id)), body); err != nil {
-				return err
+			if w.comp != old.Compression {
+				o.b.Delete(o.ctx, oldKey)
 			}
 			*old = d
 		}

@@ -562,13 +562,9 @@ func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []
 		if err := os.Rename(w.sink.File().Name(), filepath.Join(w.dir, contentName(w.id, w.comp))); err != nil {
 			return err
 		}
-		if w.comp != old.Compression || stored != old.StoredBytes {
-			d := *old
-			d.Compression, d.StoredBytes = w.comp, stored
-			body, err := marshalDescriptor(&d)
-			if err != nil {
-				return err
-			}
+		if _, body, changed, err := w.restoredDescriptor(old, stored); err != nil {
+			return err
+		} else if changed {
 			if err := WriteFileAtomic(filepath.Join(w.dir, metaName(w.id)), body, fileMode); err != nil {
 				if w.comp != old.Compression {
 					// The new representation's file names no value: no debris.
@@ -590,6 +586,19 @@ func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []
 		}
 	}
 	return syncDir(w.dir)
+}
+
+// restoredDescriptor is the descriptor of old once its content is this
+// retain's (stored bytes in w.comp), and its bytes; changed is false when
+// old already describes that content and needs no new descriptor.
+func (w *writer) restoredDescriptor(old *Descriptor, stored int64) (d Descriptor, body []byte, changed bool, err error) {
+	d = *old
+	if w.comp == old.Compression && stored == old.StoredBytes {
+		return d, nil, false, nil
+	}
+	d.Compression, d.StoredBytes = w.comp, stored
+	body, err = marshalDescriptor(&d)
+	return d, body, err == nil, err
 }
 
 func (w *writer) writeIndex() (*os.File, error) {
