@@ -225,6 +225,9 @@ func TestObjectWriterSeesCollection(t *testing.T) {
 		if err != nil || !res.Verbatim || !bytes.Equal(out.Bytes(), in) || res.Warning == nil {
 			t.Fatalf("retain racing a collection: %+v, %v", res, err)
 		}
+		if !strings.Contains(res.Warning.Error(), "is being collected by gc (it was idle; retain into a new run)") {
+			t.Errorf("the warning does not say what to do: %v", res.Warning)
+		}
 		if keys := keysOf(t, raw, "r.values/"); len(keys) != 0 {
 			t.Errorf("left %v", keys)
 		}

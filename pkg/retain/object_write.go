@@ -49,7 +49,7 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 	case reason != "":
 		return w.atCapacity(d, reason)
 	case marked == nil:
-		return w.fallbackAfterWrite(nil, in, fmt.Errorf("run %q is being collected by gc", w.runID))
+		return w.fallbackAfterWrite(nil, in, fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", w.runID))
 	}
 
 	d.Created = w.store.now().UTC().Truncate(1e9)
@@ -104,7 +104,7 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 		wg.Wait()
 		switch {
 		case merr == nil:
-			return fmt.Errorf("run %q is being collected by gc", w.runID)
+			return fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", w.runID)
 		case !errors.Is(merr, s3store.ErrNotFound):
 			return merr
 		case serr != nil:
@@ -151,7 +151,7 @@ func (w *writer) objRaced(d *Descriptor, in io.Reader) (*Result, error) {
 		time.Sleep(wait)
 		wait *= 2
 	}
-	return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q has content but no descriptor: another writer of the call did not finish", w.id, w.runID))
+	return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q has content but no descriptor: another writer of the call did not finish (retain again once it has, or under a new call id; gc removes content left by a writer that died)", w.id, w.runID))
 }
 
 // objAgain is again on object storage: the stored value is taken as it is
