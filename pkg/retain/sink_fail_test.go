@@ -23,7 +23,7 @@ func TestZstdSinkFailureReadsBackEverything(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z, err := newZstdSink(f)
+		z, err := newZstdSink(f, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

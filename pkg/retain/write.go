@@ -335,13 +335,16 @@ func (w *writer) open() error {
 	if err != nil {
 		return err
 	}
+	// A content file is written out as it goes; a spool file is not: it
+	// is this process's alone, unlinked at once, so a writer killed
+	// half-way leaves nothing in $TMPDIR.
+	start := fsx.StartWriteback
 	if w.obj != nil {
-		// The spool file is this process's alone: unlinked at once, so a
-		// writer killed half-way leaves nothing in $TMPDIR.
 		os.Remove(tmp.Name())
+		start = nil
 	}
 	if w.comp == CompressZstd {
-		z, err := newZstdSink(tmp)
+		z, err := newZstdSink(tmp, start)
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
@@ -349,7 +352,7 @@ func (w *writer) open() error {
 		}
 		w.sink = z
 	} else {
-		w.sink = &plainSink{f: tmp}
+		w.sink = newPlainSink(tmp, start)
 	}
 	return nil
 }

@@ -1,0 +1,73 @@
+package retain
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestSinkStartsWriteback: a content file's writeback is started as it is
+// written, in contiguous steps that cover what was written, so that the
+// fsync at the end waits for one step at most; a spool file (no start
+// function) is never written out early.
+func TestSinkStartsWriteback(t *testing.T) {
+	type span struct{ off, n int64 }
+	for _, comp := range []Compression{CompressNone, CompressZstd} {
+		t.Run(string(comp), func(t *testing.T) {
+			f, err := os.Create(filepath.Join(t.TempDir(), "v"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var spans []span
+			start := func(g *os.File, off, n int64) {
+				if g != f {
+					t.Errorf("writeback of another file")
+				}
+				spans = append(spans, span{off, n})
+			}
+			var s sink
+			if comp == CompressZstd {
+				if s, err = newZstdSink(f, start); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				s = newPlainSink(f, start)
+			}
+			// Random bytes: zstd cannot shrink them, so both sinks write
+			// about 40 MiB.
+			data := make([]byte, 40<<20)
+			rand.NewChaCha8([32]byte{1}).Read(data)
+			for off := 0; off < len(data); off += 1 << 20 {
+				if _, err := s.Write(data[off : off+1<<20]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			size, err := s.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var next int64
+			for _, sp := range spans {
+				if sp.off != next || sp.n < writebackStep {
+					t.Fatalf("writeback spans %v: not contiguous steps of at least %d bytes", spans, writebackStep)
+				}
+				next = sp.off + sp.n
+			}
+			if size-next >= writebackStep || len(spans) < 4 {
+				t.Fatalf("writeback started for %d of %d bytes (%d spans): the fsync would wait for more than a step", next, size, len(spans))
+			}
+		})
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "spool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := newPlainSink(f, nil) // a spool: nothing to start
+	if _, err := s.Write(bytes.Repeat([]byte("x"), 3*writebackStep)); err != nil {
+		t.Fatal(err)
+	}
+}
