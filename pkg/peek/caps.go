@@ -98,9 +98,7 @@ func (c capped) caps() Caps {
 	return Caps{Lines: un(c.Lines), Bytes: un(c.Bytes), Escape: c.Escape}
 }
 
-// gutter is the read_file gutter of line n: "n: ".
-func gutter(n int64) string { return strconv.FormatInt(n, 10) + ": " }
-
+// gutterLen is the width of the read_file gutter of line n, "n: ".
 func gutterLen(n int64) int64 { return int64(len(strconv.FormatInt(n, 10))) + 2 }
 
 // worstNumber is a number as wide as any offset, line number or count of a

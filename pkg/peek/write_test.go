@@ -236,3 +236,22 @@ func BenchmarkWriteLinesUncappedEscaped(b *testing.B) {
 type nopHash struct{ hash.Hash }
 
 func (nopHash) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestRenderAllocatesOnce: a page is rendered into one buffer sized for it
+// up front, gutters written in place — not grown by doubling with a
+// string per gutter, which cost a fresh process page faults.
+func TestRenderAllocatesOnce(t *testing.T) {
+	p := &LinesPage{First: 1, Last: 400, Total: 400}
+	for n := int64(1); n <= 400; n++ {
+		p.Lines = append(p.Lines, Line{N: n, Text: []byte("2026-11-30T05:00:00Z INFO req=000000000 path=/api/v1/items/0 status=200\n")})
+	}
+	if p.Trailer() != "" {
+		t.Fatalf("page has a trailer %q", p.Trailer())
+	}
+	if got := string(p.Render()); !strings.HasPrefix(got, "1: 2026") || !strings.Contains(got, "\n400: 2026") {
+		t.Fatalf("render: %.40q…", got)
+	}
+	if a := testing.AllocsPerRun(20, func() { p.Render() }); a != 1 {
+		t.Errorf("Render allocates %v times, want 1", a)
+	}
+}

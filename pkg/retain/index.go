@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"unsafe"
 
 	"github.com/retval/retval/internal/xxh3"
 )
@@ -174,24 +175,42 @@ func parseIndex(b []byte, d *Descriptor) (*Index, error) {
 		uint64(len(body)) != indexHeader+8*(nLines+nBlocks) {
 		return nil, errBadIndex
 	}
-	ix := &Index{Size: size, Stride: stride, Starts: make([]int64, nLines), Blocks: make([]uint64, nBlocks)}
 	p := body[indexHeader:]
-	for i := range ix.Starts {
-		ix.Starts[i] = int64(le.Uint64(p))
-		p = p[8:]
-		if ix.Starts[i] < 0 || ix.Starts[i] > size || i > 0 && ix.Starts[i] <= ix.Starts[i-1] {
+	ix := &Index{Size: size, Stride: stride, Starts: int64s(p[:8*nLines]), Blocks: uint64s(p[8*nLines:])}
+	for i, o := range ix.Starts {
+		if o < 0 || o > size || i > 0 && o <= ix.Starts[i-1] {
 			return nil, errBadIndex
 		}
 	}
 	if ix.Starts[0] != 0 {
 		return nil, errBadIndex
 	}
-	for i := range ix.Blocks {
-		ix.Blocks[i] = le.Uint64(p)
-		p = p[8:]
-	}
 	return ix, nil
 }
+
+// uint64s returns the little-endian u64s of p. Where the host is
+// little-endian too (amd64, arm64: every platform retval ships on) and p
+// is aligned, they are read where they are: a 1 GiB value's index is 276
+// KB, and copying it entry by entry cost every peek of such a value 68
+// page faults of a fresh process (≈0.3 ms; perf record -e page-faults).
+func uint64s(p []byte) []uint64 {
+	n := len(p) / 8
+	if n > 0 && nativeLittle && uintptr(unsafe.Pointer(&p[0]))%8 == 0 {
+		return unsafe.Slice((*uint64)(unsafe.Pointer(&p[0])), n)
+	}
+	u := make([]uint64, n)
+	for i := range u {
+		u[i] = binary.LittleEndian.Uint64(p[8*i:])
+	}
+	return u
+}
+
+func int64s(p []byte) []int64 {
+	u := uint64s(p)
+	return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(u))), len(u))
+}
+
+var nativeLittle = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // LineStart returns the nearest indexed line at or before line (1-based)
 // and the offset where it starts. Lines between must be found by scanning
