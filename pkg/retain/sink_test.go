@@ -71,3 +71,37 @@ func TestSinkStartsWriteback(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestZstdSinkReusesFrameBuffers: compressed frames are written from a
+// few buffers used again, not from a new buffer per frame (which made as
+// much garbage as the value is long), and the value reads back whole.
+func TestZstdSinkReusesFrameBuffers(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "v.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := newZstdSink(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bigValue(64 * FrameSize)
+	for off := 0; off < len(data); off += 100000 {
+		if _, err := s.Write(data[off:min(off+100000, len(data))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if s.enc.made > 2*compressors+8 {
+		t.Errorf("%d buffers made for 64 frames: not used again", s.enc.made)
+	}
+	var back bytes.Buffer
+	if err := s.ReadBack(&back); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back.Bytes(), data) {
+		t.Fatalf("read back %d bytes, not the %d written", back.Len(), len(data))
+	}
+}
