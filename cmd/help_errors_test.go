@@ -65,6 +65,22 @@ func TestErrorShapes(t *testing.T) {
 		{[]string{"resolve", "--run", "r1", "c1", "--pointr", "/a"}, 2, "retval: resolve: flag provided but not defined: -pointr (usage)\nhint: did you mean --pointer?\n"},
 		// Nothing close: no guess.
 		{[]string{"peek", "--run", "r1", "c1", "--bogus"}, 2, "retval: peek: flag provided but not defined: -bogus (usage)\n"},
+		// The flag package's words for a flag without its value, with a bad
+		// one or of bad syntax, before the arguments (the flag library's)
+		// and after them (retval's own parser).
+		{[]string{"--run"}, 2, "retval: flag needs an argument: -run (usage)\n"},
+		{[]string{"peek", "--run", "r1", "--lines"}, 2, "retval: peek: flag needs an argument: -lines (usage)\n"},
+		{[]string{"peek", "--run", "r1", "c1", "--lines"}, 2, "retval: peek: flag needs an argument: --lines (usage)\n"},
+		{[]string{"peek", "--run", "r1", "--context", "x", "c1", "--query", "y"}, 2, "retval: peek: invalid value \"x\" for flag -context: parse error (usage)\n"},
+		{[]string{"peek", "--run", "r1", "c1", "--query", "y", "--context", "x"}, 2, "retval: peek: invalid value \"x\" for flag --context: parse error (usage)\n"},
+		{[]string{"catalogue", "--run", "r1", "--page", "99999999999999999999"}, 2, "retval: catalogue: invalid value \"99999999999999999999\" for flag -page: value out of range (usage)\n"},
+		{[]string{"--json=maybe", "catalogue"}, 2, "retval: invalid boolean value \"maybe\" for -json: parse error (usage)\n"},
+		{[]string{"peek", "--regex=maybe", "c1"}, 2, "retval: peek: invalid boolean value \"maybe\" for -regex: parse error (usage)\n"},
+		{[]string{"peek", "--run", "r1", "-=x"}, 2, "retval: peek: bad flag syntax: -=x (usage)\n"},
+		{[]string{"peek", "--run", "r1", "---x"}, 2, "retval: peek: bad flag syntax: ---x (usage)\n"},
+		{[]string{"-5"}, 2, "retval: flag provided but not defined: -5 (usage)\nhint: retval --help lists the commands; retval COMMAND --help their flags\n"},
+		// A "--" after the id ends the flags: what follows is one more id.
+		{[]string{"peek", "--run", "r1", "c1", "--", "-x"}, 2, "retval: peek: want exactly one value id: retval peek --run R ID [--lines A-B | --query TEXT | --bytes A-B | --outline POINTER] (usage)\n"},
 		// An unknown run: where to look.
 		{[]string{"peek", "--run", "r2", "c1"}, 3, "retval: peek: no run \"r2\" in " + "$RUNS" + " (unknown_reference)\nhint: retval catalogue --all lists the runs; retval catalogue --run R lists a run's values\n"},
 		// An unknown value's message already names its catalogue: no repeat.
