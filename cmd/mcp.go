@@ -17,10 +17,11 @@ type mcpVerb struct {
 }
 
 // mcpVerbs and mcpFlags are filled by the init functions of the files of
-// each verb (proxy and serve, wrap and unwrap).
+// each verb (proxy and serve, wrap and unwrap). mcpFlags makes the flags
+// anew for each command line, as every other command's constructor does.
 var (
 	mcpVerbs = map[string]mcpVerb{}
-	mcpFlags []cli.Flag
+	mcpFlags []func() []cli.Flag
 )
 
 func mcpCommand() *cli.Command {
@@ -63,9 +64,17 @@ Example:
 
 Exit status: 0 done, 1 failed (a file could not be read, parsed or
 written), 2 usage; proxy exits with the server's status.`,
-		Flags:  append(globalFlags(), mcpFlags...),
+		Flags:  mcpCommandFlags(),
 		Action: func(c *cli.Context) error { return runMCP(c, envOf(c)) },
 	}
+}
+
+func mcpCommandFlags() []cli.Flag {
+	fs := globalFlags()
+	for _, f := range mcpFlags {
+		fs = append(fs, f()...)
+	}
+	return fs
 }
 
 func runMCP(c *cli.Context, e *env) error {

@@ -26,9 +26,11 @@ func init() {
 		usage: "retval mcp proxy [--run R] [retain flags] (-- CMD ARGS... | --url URL)",
 		run:   runMCPProxy,
 	}
-	mcpFlags = append(mcpFlags, flags("threshold", "preview-bytes", "peek-lines", "peek-bytes", "compress",
-		"max-value-size", "max-run-bytes", "max-run-values", "max-lookups", "max-lookup-bytes", "max-step-bytes", "off")...)
-	mcpFlags = append(mcpFlags, &cli.StringFlag{Name: "url", Usage: "proxy: the Streamable HTTP MCP server to relay to, instead of -- CMD ARGS..."})
+	mcpFlags = append(mcpFlags, func() []cli.Flag {
+		return append(flags("threshold", "preview-bytes", "peek-lines", "peek-bytes", "compress",
+			"max-value-size", "max-run-bytes", "max-run-values", "max-lookups", "max-lookup-bytes", "max-step-bytes", "off"),
+			&cli.StringFlag{Name: "url", Usage: "proxy: the Streamable HTTP MCP server to relay to, instead of -- CMD ARGS..."})
+	})
 }
 
 // agentRunsDir is the store of the hook, the proxy and the server: the

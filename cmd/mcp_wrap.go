@@ -20,12 +20,14 @@ func init() {
 		usage: "retval mcp unwrap (--codex | --claude-code FILE) [--server NAME] [--dry-run]",
 		run:   func(c *cli.Context, e *env, args []string) error { return runMCPWrap(c, e, args, false) },
 	}
-	mcpFlags = append(mcpFlags,
-		&cli.BoolFlag{Name: "codex", Usage: "wrap or unwrap the [mcp_servers.NAME] entries of Codex's config.toml ($CODEX_HOME, by default ~/.codex)"},
-		&cli.StringFlag{Name: "claude-code", Usage: "wrap or unwrap the mcpServers entries of the Claude Code `FILE` (.mcp.json, ~/.claude.json)"},
-		&cli.StringFlag{Name: "server", Usage: "wrap or unwrap only the server `NAME` (by default every one that can be)"},
-		&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
-	)
+	mcpFlags = append(mcpFlags, func() []cli.Flag {
+		return []cli.Flag{
+			&cli.BoolFlag{Name: "codex", Usage: "wrap or unwrap the [mcp_servers.NAME] entries of Codex's config.toml ($CODEX_HOME, by default ~/.codex)"},
+			&cli.StringFlag{Name: "claude-code", Usage: "wrap or unwrap the mcpServers entries of the Claude Code `FILE` (.mcp.json, ~/.claude.json)"},
+			&cli.StringFlag{Name: "server", Usage: "wrap or unwrap only the server `NAME` (by default every one that can be)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
+		}
+	})
 }
 
 func runMCPWrap(c *cli.Context, e *env, args []string, wrap bool) error {
