@@ -4,6 +4,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 
 	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // Version is set at build time with -ldflags "-X github.com/retval/retval/cmd.Version=…".
@@ -88,8 +89,8 @@ type env struct {
 	args           []string // as given to Main
 }
 
-// envOf returns the process view stored in the app.
-func envOf(c *cli.Context) *env { return c.App.Metadata["env"].(*env) }
+// envOf returns the process view stored in retval's root command.
+func envOf(c *cli.Command) *env { return c.Root().Metadata["env"].(*env) }
 
 // Main runs retval with args (args[0] is the program name) and returns the
 // exit status. It never panics: a panic is reported as one line,
@@ -106,7 +107,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int)
 		complete(app, args, stdout)
 		return exitOK
 	}
-	err := app.Run(args)
+	err := app.Run(context.Background(), args)
 	if err == nil {
 		return exitOK
 	}
@@ -185,11 +186,20 @@ func jsonWanted(args []string) bool {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func newApp(e *env) *cli.App {
-	app := &cli.App{
-		Name:    "retval",
-		Usage:   "keep big tool results out of an LLM agent's context",
-		Version: Version,
+// stopAtFirstArg makes flag parsing stop at the first positional argument,
+// as urfave/cli v2 and the flag package did (v3 parses flags anywhere by
+// default): interspersed then reads the flags after it, with what only
+// retval knows (--outline's optional pointer, "--" anywhere ending the
+// flags), and exec hands everything after its command's name to it.
+var stopAtFirstArg = func() *int { n := 1; return &n }()
+
+func newApp(e *env) *cli.Command {
+	app := &cli.Command{
+		Name:  "retval",
+		Usage: "keep big tool results out of an LLM agent's context",
+		// v3 would write "[command [command options]]".
+		UsageText: "retval [global options] command [command options]",
+		Version:   Version,
 		Description: `retval writes a large tool result to disk once and prints a small stub
 (id, size, SHA-256, completeness, head and tail) for the model to see; the
 model then reads exactly the slices it needs.
@@ -210,43 +220,59 @@ Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 		HideHelpCommand:        true,
 		UseShortOptionHandling: false,
 		Suggest:                true,
-		ExitErrHandler:         func(*cli.Context, error) {}, // Main decides exit codes
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &cmdError{err: rootUsageError(c.App, envOf(c).args, err)}
+		StopOnNthArg:           stopAtFirstArg,
+		ExitErrHandler:         func(context.Context, *cli.Command, error) {}, // Main decides exit codes
+		OnUsageError: func(_ context.Context, c *cli.Command, err error, _ bool) error {
+			return &cmdError{err: rootUsageError(c, envOf(c).args, err)}
 		},
 		// "retval" alone prints the help; "retval help [COMMAND]" too;
 		// any other word is an unknown command.
-		Action: func(c *cli.Context) error {
+		Action: func(ctx context.Context, c *cli.Command) error {
 			args := c.Args().Slice()
+			if len(args) > 0 && isFlag(args[0]) && !afterTerminator(envOf(c).args, args) {
+				// A flag v3 does not take for one ("-5": a dash and no
+				// letter reads as a negative number), not a command.
+				if badFlagSyntax(args[0]) {
+					return &cmdError{err: usageErr("bad flag syntax: %s", args[0])}
+				}
+				return &cmdError{err: rootUnknownFlag(c, envOf(c).args, strings.TrimLeft(args[0], "-"))}
+			}
 			if len(args) > 0 && args[0] == "help" {
 				args = args[1:]
 				if len(args) == 0 {
 					return cli.ShowAppHelp(c)
 				}
-				if c.App.Command(args[0]) != nil {
-					return cli.ShowCommandHelp(c, args[0])
+				if c.Command(args[0]) != nil {
+					return cli.ShowCommandHelp(ctx, c, args[0])
 				}
 			}
 			if len(args) == 0 {
 				return cli.ShowAppHelp(c)
 			}
-			return &cmdError{err: unknownCommand(c.App, args[0])}
+			return &cmdError{err: unknownCommand(c, args[0])}
 		},
 	}
 	for _, f := range commands {
 		c := f()
 		name := c.Name
 		action := c.Action
-		c.Action = func(ctx *cli.Context) error {
-			if err := action(ctx); err != nil {
+		c.Action = func(ctx context.Context, cmd *cli.Command) error {
+			if err := action(ctx, cmd); err != nil {
 				return &cmdError{cmd: name, err: err}
 			}
 			return nil
 		}
-		c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error {
-			return &cmdError{cmd: name, err: commandUsageError(ctx, err)}
+		c.OnUsageError = func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+			return &cmdError{cmd: name, err: commandUsageError(cmd, err)}
+		}
+		c.StopOnNthArg = stopAtFirstArg
+		for _, fl := range c.Flags {
+			setHelpLine(fl)
 		}
 		app.Commands = append(app.Commands, c)
+	}
+	for _, fl := range app.Flags {
+		setHelpLine(fl)
 	}
 	return app
 }
@@ -276,7 +302,20 @@ func flags(names ...string) []cli.Flag {
 var globalNames = []string{"runs-dir", "store", "run", "config", "json"}
 
 // appFlags are the global flags as retval's own, for "retval --run R peek".
-func appFlags() []cli.Flag { return flags(globalNames...) }
+// They are local to retval itself (v3 would otherwise offer them to every
+// command, which has its own).
+func appFlags() []cli.Flag {
+	fs := flags(globalNames...)
+	for _, f := range fs {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Local = true
+		case *cli.BoolFlag:
+			f.Local = true
+		}
+	}
+	return fs
+}
 
 // globalFlags are on every command.
 func globalFlags(extra ...string) []cli.Flag {
@@ -302,7 +341,7 @@ func configPath(given string) string {
 }
 
 // settings resolves every setting for this invocation.
-func settings(c *cli.Context) (*config.Resolved, error) {
+func settings(c *cli.Command) (*config.Resolved, error) {
 	g := givenFlags(c)
 	file := config.File{}
 	cfgText, cfgSet := g.value(mustSetting("config"))
@@ -331,39 +370,24 @@ func mustSetting(name string) config.Setting {
 	return s
 }
 
-// given is what the command line gave, context by context from the
-// command up to retval itself: the flags each context's own command (or
-// the app, at the root) defines, and which of them were set. It asks each
-// flag its names once: urfave/cli's Names runs a regexp on every call,
-// and asking for every setting cost a small peek ≈1 ms and 3,000
-// allocations.
-type given []givenContext
+// given is what the command line gave, command by command from the one
+// running up to retval itself: the flags each command defines, by name.
+// (In urfave/cli v3 a flag holds its own value and knows whether it was
+// set.) Each flag is asked its names once per invocation, not once per
+// setting: asking for every setting of every flag of the lineage cost a
+// small peek ≈1 ms and 3,000 allocations under v2.
+type given []map[string]cli.Flag
 
-type givenContext struct {
-	ctx        *cli.Context
-	owned, set map[string]bool
-}
-
-func givenFlags(c *cli.Context) given {
+func givenFlags(c *cli.Command) given {
 	var g given
-	for _, ctx := range c.Lineage() {
-		if ctx.App == nil {
-			continue
-		}
-		flags := ctx.App.Flags
-		if ctx.Command != nil {
-			flags = ctx.Command.Flags
-		}
-		e := givenContext{ctx: ctx, owned: map[string]bool{}, set: map[string]bool{}}
-		for _, f := range flags {
+	for _, cmd := range c.Lineage() {
+		byName := make(map[string]cli.Flag, len(cmd.Flags))
+		for _, f := range cmd.Flags {
 			for _, n := range f.Names() {
-				e.owned[n] = true
+				byName[n] = f
 			}
 		}
-		for _, n := range ctx.LocalFlagNames() {
-			e.set[n] = true
-		}
-		g = append(g, e)
+		g = append(g, byName)
 	}
 	return g
 }
@@ -372,14 +396,12 @@ func givenFlags(c *cli.Context) given {
 // else one given before the command's name ("retval --run R peek ID"),
 // to its parent command or to retval itself, the nearest first.
 func (g given) value(s config.Setting) (string, bool) {
-	for _, e := range g {
-		if !e.owned[s.Flag] || !e.set[s.Flag] {
+	for _, byName := range g {
+		f, ok := byName[s.Flag]
+		if !ok || !f.IsSet() {
 			continue
 		}
-		if s.Kind == config.Bool {
-			return fmt.Sprint(e.ctx.Bool(s.Flag)), true
-		}
-		return e.ctx.String(s.Flag), true
+		return fmt.Sprint(f.Get()), true
 	}
 	return "", false
 }

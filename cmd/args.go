@@ -1,18 +1,19 @@
 package cmd
 
 import (
+	"slices"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // interspersed parses flags that follow the positional arguments (the flag
-// library stops at the first one), as in "retval peek c1 --lines 1-40",
-// the form a stub's read-more line suggests, and returns the positional
-// arguments. "--" ends the flags, wherever it stands: everything after it
-// is positional, so an id that starts with "-" is reachable.
-func interspersed(c *cli.Context) ([]string, error) {
-	rest := c.Args().Slice()
+// library stops at the first one: stopAtFirstArg), as in "retval peek c1
+// --lines 1-40", the form a stub's read-more line suggests, and returns the
+// positional arguments. "--" ends the flags, wherever it stands: everything
+// after it is positional, so an id that starts with "-" is reachable.
+func interspersed(c *cli.Command) ([]string, error) {
+	rest := argsOf(c)
 	if afterTerminator(envOf(c).args, rest) {
 		return rest, nil
 	}
@@ -22,14 +23,17 @@ func interspersed(c *cli.Context) ([]string, error) {
 		if a == "--" {
 			return append(pos, rest[i+1:]...), nil
 		}
-		if len(a) < 2 || a[0] != '-' {
+		if !isFlag(a) {
 			pos = append(pos, a)
 			continue
 		}
+		if badFlagSyntax(a) {
+			return nil, usageErr("bad flag syntax: %s", a)
+		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		f := commandFlag(c, name)
+		f := commandFlagOf(c, name)
 		if f == nil {
-			return nil, unknownFlag(c.Command.Flags, name)
+			return nil, unknownFlag(c.Flags, name)
 		}
 		if _, isBool := f.(*cli.BoolFlag); isBool && !hasValue {
 			value, hasValue = "true", true
@@ -53,15 +57,32 @@ func interspersed(c *cli.Context) ([]string, error) {
 	return pos, nil
 }
 
-func commandFlag(c *cli.Context, name string) cli.Flag {
-	for _, f := range c.Command.Flags {
-		for _, n := range f.Names() {
-			if n == name {
-				return f
-			}
-		}
+// argsOf returns the arguments after the flags the flag library parsed,
+// as the flag package left them (and urfave/cli v2 with it): v3 also drops
+// a "--" that follows the first positional argument ("peek c1 -- -x",
+// "exec git log -- FILE"), which is put back here.
+func argsOf(c *cli.Command) []string {
+	rest := c.Args().Slice()
+	raw := envOf(c).args
+	if len(rest) == 0 || len(rest) >= len(raw) || slices.Equal(raw[len(raw)-len(rest):], rest) {
+		return rest // nothing was dropped
 	}
-	return nil
+	i := len(raw) - len(rest) - 1
+	if i >= 1 && raw[i] == rest[0] && raw[i+1] == "--" && slices.Equal(raw[i+2:], rest[1:]) {
+		return slices.Insert(slices.Clone(rest), 1, "--")
+	}
+	return rest
+}
+
+// isFlag reports whether a reads as a flag: a dash and something after it.
+func isFlag(a string) bool { return len(a) > 1 && a[0] == '-' }
+
+// badFlagSyntax reports whether the flag a is one the flag package calls
+// bad syntax: no name, or one that starts with "-" or "=" ("---x", "-=x").
+// (urfave/cli v3 hands "-=x" on as an argument.)
+func badFlagSyntax(a string) bool {
+	name := strings.TrimPrefix(a[1:], "-")
+	return name == "" || name[0] == '-' || name[0] == '='
 }
 
 // afterTerminator reports whether the flag library stopped at a "--" just

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 	"github.com/retval/retval/internal/human"
 	"github.com/retval/retval/internal/iox"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(catalogueCommand) }
@@ -40,15 +41,15 @@ Example:
 Exit status: 0 listed, 1 I/O error (or no runs-dir, with --all), 2 usage,
 3 unknown or collected run.`,
 		Flags: append(globalFlags("grace"),
-			&cli.IntFlag{Name: "page", Usage: "page to show, from 0"},
-			&cli.IntFlag{Name: "page-size", Value: retain.DefaultPageSize, Usage: "values per page"},
+			&intFlag{Name: "page", Usage: "page to show, from 0"},
+			&intFlag{Name: "page-size", Value: retain.DefaultPageSize, Usage: "values per page"},
 			&cli.BoolFlag{Name: "all", Usage: "one row per run instead of a run's values"},
 		),
-		Action: func(c *cli.Context) error { return runCatalogue(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runCatalogue(c, envOf(c)) },
 	}
 }
 
-func runCatalogue(c *cli.Context, e *env) error {
+func runCatalogue(c *cli.Command, e *env) error {
 	r, err := settings(c)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -8,7 +9,7 @@ import (
 
 	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(completionCommand) }
@@ -38,7 +39,7 @@ Exit status: 0 printed, 2 usage (no shell named, or one not supported).`,
 		// The global flags are accepted, as on every command; the script
 		// does not depend on them.
 		Flags: globalFlags(),
-		Action: func(c *cli.Context) error {
+		Action: func(_ context.Context, c *cli.Command) error {
 			args, err := interspersed(c)
 			if err != nil {
 				return err
@@ -119,7 +120,7 @@ func completing(args []string) bool {
 // scripts above always pass (empty when nothing is typed yet), one per
 // line. It reads the command line as typed, without parsing or
 // validating it.
-func complete(app *cli.App, args []string, w io.Writer) {
+func complete(app *cli.Command, args []string, w io.Writer) {
 	words := args[1 : len(args)-1]
 	cur := ""
 	if n := len(words); n > 0 {
@@ -140,7 +141,7 @@ var flagValues = map[string][]string{
 	"as":        {"lexeme", "string"},
 }
 
-func candidates(app *cli.App, words []string, cur string) []string {
+func candidates(app *cli.Command, words []string, cur string) []string {
 	var cmd *cli.Command
 	for _, w := range words {
 		if !strings.HasPrefix(w, "-") {

@@ -1,11 +1,12 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/retval/retval/pkg/config"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(configCommand) }
@@ -31,7 +32,7 @@ Example:
 
 Exit status: 0 printed, 2 a setting has a bad value.`,
 		Flags: flagsExcept(names, "config", "json"),
-		Action: func(c *cli.Context) error {
+		Action: func(_ context.Context, c *cli.Command) error {
 			e := envOf(c)
 			r, err := settings(c)
 			if err != nil {

@@ -21,7 +21,7 @@ import (
 	"testing"
 
 	"github.com/retval/retval/pkg/config"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and docs/man")
@@ -29,7 +29,7 @@ var update = flag.Bool("update", false, "rewrite golden files and docs/man")
 const manDir = "../docs/man"
 
 // manPages renders retval.1 and one retval-CMD.1 per visible command.
-func manPages(app *cli.App) map[string]string {
+func manPages(app *cli.Command) map[string]string {
 	pages := map[string]string{"retval.1": manMain(app)}
 	for _, c := range app.VisibleCommands() {
 		pages["retval-"+c.Name+".1"] = manCommand(app, c)
@@ -128,7 +128,7 @@ func manExamplesAndExit(b *strings.Builder, example, exit string) {
 	}
 }
 
-func manMain(app *cli.App) string {
+func manMain(app *cli.Command) string {
 	var b strings.Builder
 	manHeader(&b, "retval", app.Usage)
 	b.WriteString(".SH SYNOPSIS\n.nf\nretval \\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGUMENTS\\fR]\nretval \\-\\-help | \\-\\-version\n.fi\n")
@@ -161,7 +161,7 @@ func manMain(app *cli.App) string {
 	return b.String()
 }
 
-func manCommand(app *cli.App, c *cli.Command) string {
+func manCommand(app *cli.Command, c *cli.Command) string {
 	var b strings.Builder
 	manHeader(&b, "retval-"+c.Name, c.Usage)
 	b.WriteString(".SH SYNOPSIS\n.nf\n")
@@ -194,8 +194,8 @@ func manCommand(app *cli.App, c *cli.Command) string {
 			head += ` \fIvalue\fR`
 		}
 		fmt.Fprintf(&b, ".TP\n.B %s\n%s", head, roff(d.GetUsage()))
-		if _, isBool := f.(*cli.BoolFlag); !isBool && d.GetDefaultText() != "" {
-			fmt.Fprintf(&b, " (default: %s)", roff(d.GetDefaultText()))
+		if _, isBool := f.(*cli.BoolFlag); !isBool && flagDefault(f) != "" {
+			fmt.Fprintf(&b, " (default: %s)", roff(flagDefault(f)))
 		}
 		b.WriteString("\n")
 		if s, ok := config.Lookup(names[0]); ok {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +13,7 @@ import (
 	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/execute"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(execCommand) }
@@ -75,7 +76,7 @@ when its output could not be kept or shown (I/O).`,
 			&cli.StringFlag{Name: "tail", Usage: "keep only the last SIZE bytes (256KiB), as a test runner does"},
 			&cli.StringFlag{Name: "stderr", Value: "merged", Usage: "merged (one value, interleaved) or separate (stderr as <call>.stderr)"},
 		),
-		Action: func(c *cli.Context) error { return runExec(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runExec(c, envOf(c)) },
 	}
 }
 
@@ -86,10 +87,10 @@ type execStatus int
 func (s execStatus) Error() string   { return fmt.Sprintf("the command exited with status %d", int(s)) }
 func (s execStatus) ExitStatus() int { return int(s) }
 
-func runExec(c *cli.Context, e *env) error {
+func runExec(c *cli.Command, e *env) error {
 	// Everything after the command's name is the command's: no flags of
 	// retval are looked for there.
-	argv := c.Args().Slice()
+	argv := argsOf(c)
 	r, err := settings(c)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,7 +9,7 @@ import (
 
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(expandCommand) }
@@ -80,11 +81,11 @@ digest_mismatch, not_string, not_utf8, corrupt, too_large for the bound).`,
 		Flags: append(globalFlags("max-expand-bytes"),
 			&cli.StringFlag{Name: "summary", Usage: "also write the document with each expanded node replaced by {\"$expanded\": {\"bytes\": N, \"sha256\": ...}} to FILE"},
 		),
-		Action: func(c *cli.Context) error { return runExpand(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runExpand(c, envOf(c)) },
 	}
 }
 
-func runExpand(c *cli.Context, e *env) error {
+func runExpand(c *cli.Command, e *env) error {
 	args, r, run, err := beginRun(c)
 	if err != nil {
 		return err

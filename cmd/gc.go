@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +11,7 @@ import (
 	"github.com/retval/retval/internal/human"
 	"github.com/retval/retval/pkg/gc"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 )
 
@@ -58,7 +59,7 @@ usage.`,
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan, change nothing"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every action, not only the summary"},
 		),
-		Action: func(c *cli.Context) error { return runGC(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runGC(c, envOf(c)) },
 	}
 }
 
@@ -77,7 +78,7 @@ func clock() (func() time.Time, error) {
 	return func() time.Time { return t }, nil
 }
 
-func runGC(c *cli.Context, e *env) error {
+func runGC(c *cli.Command, e *env) error {
 	r, err := settings(c)
 	if err != nil {
 		return err

@@ -2,12 +2,13 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // run calls Main in-process and returns its exit status, stdout and stderr.
@@ -123,7 +124,7 @@ func TestPanicIsOneLine(t *testing.T) {
 	saved := commands
 	t.Cleanup(func() { commands = saved })
 	commands = append(slices.Clone(commands), func() *cli.Command {
-		return &cli.Command{Name: "boom", Hidden: true, Action: func(c *cli.Context) error {
+		return &cli.Command{Name: "boom", Hidden: true, Action: func(_ context.Context, c *cli.Command) error {
 			var s []int
 			return fmt.Errorf("%d", s[c.NArg()+3]) // a real runtime panic
 		}}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/retval/retval/pkg/hook"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(hookCommand) }
@@ -55,11 +56,11 @@ Exit status: 0 answered or passed (the hook itself always exits 0),
 			&cli.BoolFlag{Name: "user", Usage: "install into (or uninstall from) the user settings, ~/.claude/settings.json"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
 		),
-		Action: func(c *cli.Context) error { return runHook(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runHook(c, envOf(c)) },
 	}
 }
 
-func runHook(c *cli.Context, e *env) error {
+func runHook(c *cli.Command, e *env) error {
 	args, err := interspersed(c)
 	if err != nil {
 		return err
@@ -88,7 +89,7 @@ func runHook(c *cli.Context, e *env) error {
 // answerClaudeCode answers one hook input. It never fails: whatever goes
 // wrong, nothing is printed on stdout (Claude Code then shows the tool's
 // own output), the reason goes to stderr, and the exit status is 0.
-func answerClaudeCode(c *cli.Context, e *env) {
+func answerClaudeCode(c *cli.Command, e *env) {
 	say := func(format string, args ...any) {
 		fmt.Fprintf(e.stderr, "retval: hook: claude-code: %s\n", oneLine(fmt.Sprintf(format, args...)))
 	}
@@ -124,7 +125,7 @@ func answerClaudeCode(c *cli.Context, e *env) {
 	}
 }
 
-func installClaudeCode(c *cli.Context, e *env, uninstall bool) error {
+func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 	project, user := c.String("project"), c.Bool("user")
 	switch {
 	case c.IsSet("project") && user:

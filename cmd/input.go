@@ -5,13 +5,13 @@ import (
 	"os"
 
 	"github.com/retval/retval/pkg/config"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // begin is how a command starts: parse flags given after the positional
 // arguments (the flag library stops at the first one), resolve the
 // settings, and return the positional arguments.
-func begin(c *cli.Context) ([]string, *config.Resolved, error) {
+func begin(c *cli.Command) ([]string, *config.Resolved, error) {
 	args, err := interspersed(c)
 	if err != nil {
 		return nil, nil, err
@@ -24,7 +24,7 @@ func begin(c *cli.Context) ([]string, *config.Resolved, error) {
 }
 
 // beginRun is begin for a command that needs a run.
-func beginRun(c *cli.Context) ([]string, *config.Resolved, string, error) {
+func beginRun(c *cli.Command) ([]string, *config.Resolved, string, error) {
 	args, r, err := begin(c)
 	if err != nil {
 		return nil, nil, "", err

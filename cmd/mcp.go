@@ -1,10 +1,11 @@
 package cmd
 
 import (
+	"context"
 	"slices"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(mcpCommand) }
@@ -13,7 +14,7 @@ func init() { register(mcpCommand) }
 // with the arguments after the verb.
 type mcpVerb struct {
 	usage string
-	run   func(c *cli.Context, e *env, args []string) error
+	run   func(c *cli.Command, e *env, args []string) error
 }
 
 // mcpVerbs and mcpFlags are filled by the init functions of the files of
@@ -65,7 +66,7 @@ Example:
 Exit status: 0 done, 1 failed (a file could not be read, parsed or
 written), 2 usage; proxy exits with the server's status.`,
 		Flags:  mcpCommandFlags(),
-		Action: func(c *cli.Context) error { return runMCP(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runMCP(c, envOf(c)) },
 	}
 }
 
@@ -77,7 +78,7 @@ func mcpCommandFlags() []cli.Flag {
 	return fs
 }
 
-func runMCP(c *cli.Context, e *env) error {
+func runMCP(c *cli.Command, e *env) error {
 	args, err := interspersed(c)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 	"github.com/retval/retval/pkg/hook"
 	rmcp "github.com/retval/retval/pkg/mcp"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() {
@@ -52,7 +52,7 @@ func agentRunsDir(r *config.Resolved) (string, error) {
 }
 
 // runMCPServe offers retval's tools over stdio until stdin ends.
-func runMCPServe(c *cli.Context, e *env, args []string) error {
+func runMCPServe(c *cli.Command, e *env, args []string) error {
 	if len(args) > 0 {
 		return usageErr("retval mcp serve takes no arguments: retval mcp serve [--run R]")
 	}
@@ -73,7 +73,7 @@ func runMCPServe(c *cli.Context, e *env, args []string) error {
 
 // runMCPProxy starts the server and relays between it and the client on
 // stdin and stdout until either ends.
-func runMCPProxy(c *cli.Context, e *env, args []string) error {
+func runMCPProxy(c *cli.Command, e *env, args []string) error {
 	url := c.String("url")
 	switch {
 	case url != "" && len(args) > 0:

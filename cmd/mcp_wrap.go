@@ -8,17 +8,17 @@ import (
 
 	"github.com/retval/retval/pkg/mcpwrap"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() {
 	mcpVerbs["wrap"] = mcpVerb{
 		usage: "retval mcp wrap (--codex | --claude-code FILE) [--server NAME] [--dry-run]",
-		run:   func(c *cli.Context, e *env, args []string) error { return runMCPWrap(c, e, args, true) },
+		run:   func(c *cli.Command, e *env, args []string) error { return runMCPWrap(c, e, args, true) },
 	}
 	mcpVerbs["unwrap"] = mcpVerb{
 		usage: "retval mcp unwrap (--codex | --claude-code FILE) [--server NAME] [--dry-run]",
-		run:   func(c *cli.Context, e *env, args []string) error { return runMCPWrap(c, e, args, false) },
+		run:   func(c *cli.Command, e *env, args []string) error { return runMCPWrap(c, e, args, false) },
 	}
 	mcpFlags = append(mcpFlags, func() []cli.Flag {
 		return []cli.Flag{
@@ -30,7 +30,7 @@ func init() {
 	})
 }
 
-func runMCPWrap(c *cli.Context, e *env, args []string, wrap bool) error {
+func runMCPWrap(c *cli.Command, e *env, args []string, wrap bool) error {
 	verb := map[bool]string{true: "wrap", false: "unwrap"}[wrap]
 	switch {
 	case len(args) > 0:

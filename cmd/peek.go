@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"io"
 	"strconv"
 	"strings"
@@ -12,7 +13,7 @@ import (
 	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(peekCommand) }
@@ -102,16 +103,16 @@ valid range) or, for --outline, not_json, bad_pointer, ambiguous_json.`,
 			&cli.StringFlag{Name: "query", Usage: "print the lines holding TEXT, and how many there are"},
 			&cli.BoolFlag{Name: "regex", Usage: "the query is an RE2 expression, matched within each line"},
 			&cli.BoolFlag{Name: "ignore-case", Usage: "match the query regardless of case"},
-			&cli.Int64Flag{Name: "context", Usage: "lines shown before and after each match"},
-			&cli.Int64Flag{Name: "after-line", Usage: "show only matches after line L (the paging flag)"},
+			&int64Flag{Name: "context", Usage: "lines shown before and after each match"},
+			&int64Flag{Name: "after-line", Usage: "show only matches after line L (the paging flag)"},
 			&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at POINTER (optional: the whole document)"},
-			&cli.Int64Flag{Name: "after", Usage: "with --outline: list from the position after K (the paging flag)"},
+			&int64Flag{Name: "after", Usage: "with --outline: list from the position after K (the paging flag)"},
 		),
-		Action: func(c *cli.Context) error { return runPeek(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runPeek(c, envOf(c)) },
 	}
 }
 
-func runPeek(c *cli.Context, e *env) (err error) {
+func runPeek(c *cli.Command, e *env) (err error) {
 	args, r, run, err := beginRun(c)
 	if err != nil {
 		return err
@@ -279,7 +280,7 @@ func (s *selector) resolve(v *retain.Value) error {
 
 // peekSelector reads the selector flags and refuses combinations that
 // mean nothing.
-func peekSelector(c *cli.Context) (selector, error) {
+func peekSelector(c *cli.Command) (selector, error) {
 	if c.IsSet("outline") {
 		for _, f := range []string{"bytes", "query", "regex", "ignore-case", "context", "after-line"} {
 			if c.IsSet(f) {

@@ -1,10 +1,11 @@
 package cmd
 
 import (
+	"context"
 	"io"
 
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(replayCommand) }
@@ -26,11 +27,11 @@ Exit status: 0 printed, 1 I/O error, 2 usage.`,
 		Flags: append(globalFlags("policy", "read-more", "threshold", "preview-bytes", "peek-lines"),
 			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)"},
 		),
-		Action: func(c *cli.Context) error { return runReplay(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runReplay(c, envOf(c)) },
 	}
 }
 
-func runReplay(c *cli.Context, e *env) error {
+func runReplay(c *cli.Command, e *env) error {
 	args, r, run, err := beginRun(c)
 	if err != nil {
 		return err

@@ -1,12 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"strings"
 
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(resolveCommand) }
@@ -97,20 +98,20 @@ not_string, not_utf8, bad_pointer, bad_reference, too_large).`,
 			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B counting from 1, N (one line), N- (to the end) or -N (the last N)"},
 			&cli.StringFlag{Name: "pointer", Usage: "RFC 6901 JSON pointer, e.g. /packages/0/name (\"\" is the whole document)"},
 			&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at this pointer (\"\": the whole document)"},
-			&cli.Int64Flag{Name: "after", Usage: "with --outline: list from the position after this one (the paging flag)"},
+			&int64Flag{Name: "after", Usage: "with --outline: list from the position after this one (the paging flag)"},
 			&cli.StringFlag{Name: "as", Usage: "with --pointer: lexeme (the value's bytes, default) or string (a string's decoded text)"},
 			&cli.StringFlag{Name: "sha256", Usage: "fail unless the value's SHA-256 is this (64 hex digits, from its stub)"},
 			&cli.StringFlag{Name: "step", Usage: "step id whose lookup budget this call spends, kept across calls"},
 			&cli.BoolFlag{Name: "batch", Usage: "read a JSON array of references from stdin; print one JSON result per line"},
 		),
-		Action: func(c *cli.Context) error { return runResolve(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runResolve(c, envOf(c)) },
 	}
 }
 
 // selectionFlags are the flags that make a single reference.
 var selectionFlags = []string{"bytes", "lines", "pointer", "outline", "after", "as", "sha256"}
 
-func runResolve(c *cli.Context, e *env) error {
+func runResolve(c *cli.Command, e *env) error {
 	args, r, run, err := beginRun(c)
 	if err != nil {
 		return err
@@ -174,7 +175,7 @@ func runResolve(c *cli.Context, e *env) error {
 // checkSelectionFlags refuses flags that make no one reference: two
 // selections, or --as without a pointer to apply it to. These are mistakes
 // on the command line, so usage errors naming the flags, not bad_reference.
-func checkSelectionFlags(c *cli.Context) error {
+func checkSelectionFlags(c *cli.Command) error {
 	var set []string
 	for _, f := range []string{"bytes", "lines", "pointer", "outline"} {
 		if c.IsSet(f) {
@@ -199,7 +200,7 @@ func checkSelectionFlags(c *cli.Context) error {
 
 // flagRef builds the reference the selection flags describe, through the
 // same checks as a JSON reference. A malformed range is a usage error.
-func flagRef(c *cli.Context, id string) (expand.Ref, error) {
+func flagRef(c *cli.Command, id string) (expand.Ref, error) {
 	f := expand.RefFields{ID: &id}
 	if c.IsSet("bytes") {
 		r, err := peek.ParseBytes(c.String("bytes"))

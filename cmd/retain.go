@@ -1,13 +1,14 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(retainCommand) }
@@ -34,15 +35,15 @@ other bytes) or I/O error, 2 usage, 4 run at capacity (bounded policy).`,
 			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)"},
 			&cli.StringFlag{Name: "tool", Usage: "name of the tool that produced the result"},
 			&cli.BoolFlag{Name: "partial", Usage: "the producer kept only the tail of its output"},
-			&cli.Int64Flag{Name: "omitted-bytes", Usage: "bytes the producer discarded (with --partial)"},
-			&cli.IntFlag{Name: "exit-code", Usage: "the tool's exit status"},
+			&int64Flag{Name: "omitted-bytes", Usage: "bytes the producer discarded (with --partial)"},
+			&intFlag{Name: "exit-code", Usage: "the tool's exit status"},
 			&cli.BoolFlag{Name: "timed-out", Usage: "the tool was stopped by a timeout"},
 		),
-		Action: func(c *cli.Context) error { return runRetain(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runRetain(c, envOf(c)) },
 	}
 }
 
-func runRetain(c *cli.Context, e *env) error {
+func runRetain(c *cli.Command, e *env) error {
 	args, r, err := begin(c)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,7 +11,7 @@ import (
 	"github.com/retval/retval/internal/human"
 	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/stats"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(statsCommand) }
@@ -55,11 +56,11 @@ Exit status: 0 printed, 1 I/O error, 2 usage, 3 unknown or collected run.`,
 			&cli.StringFlag{Name: "by", Usage: "group by tool (that made the value), run or value"},
 			&cli.StringFlag{Name: "call-overhead", Usage: "bytes a model pays for each call besides its result (0: none)", DefaultText: strconv.Itoa(stats.DefaultCallOverhead)},
 		),
-		Action: func(c *cli.Context) error { return runStats(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runStats(c, envOf(c)) },
 	}
 }
 
-func runStats(c *cli.Context, e *env) error {
+func runStats(c *cli.Command, e *env) error {
 	r, err := settings(c)
 	if err != nil {
 		return err

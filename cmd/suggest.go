@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // Hints: the second line of an error message, "hint: …", saying what to do
@@ -47,8 +47,21 @@ func hintFor(err error, msg string) string {
 	return ""
 }
 
+func init() {
+	// "retval --help WORD" for no command WORD fails with urfave/cli's
+	// "No help topic for 'WORD'", which v3 ends with its suggestion as a
+	// bare name; v2 asked "Did you mean "NAME"?".
+	suggest := cli.SuggestCommand
+	cli.SuggestCommand = func(cmds []*cli.Command, provided string) string {
+		if s := suggest(cmds, provided); s != "" {
+			return fmt.Sprintf(cli.SuggestDidYouMeanTemplate, s)
+		}
+		return ""
+	}
+}
+
 // unknownCommand is the error for "retval NAME" when NAME is no command.
-func unknownCommand(app *cli.App, name string) error {
+func unknownCommand(app *cli.Command, name string) error {
 	err := usageErr("unknown command %q", name)
 	var names []string
 	for _, c := range app.Commands {
@@ -77,29 +90,61 @@ func unknownFlag(flags []cli.Flag, name string) error {
 func undefinedFlag(err error) (string, bool) {
 	const prefix = "flag provided but not defined: -"
 	msg := err.Error()
-	if !strings.HasPrefix(msg, prefix) {
+	name, ok := strings.CutPrefix(msg, prefix)
+	if !ok || strings.HasPrefix(name, "-") { // "---x": bad syntax, see flagError
 		return "", false
 	}
-	return strings.TrimLeft(strings.TrimPrefix(msg, prefix), "-"), true
+	return name, true
 }
 
-// commandUsageError is the OnUsageError of a command: its flag errors, with
-// a suggestion for a misspelt flag.
-func commandUsageError(c *cli.Context, err error) error {
-	if name, ok := undefinedFlag(err); ok {
-		return unknownFlag(c.Command.Flags, name)
+// flagError is a usage error for one of the flag library's other errors,
+// in the words of the flag package, which urfave/cli v2 passed on: v3
+// writes a flag missing its value as typed ("--lines"), and a bad boolean
+// as any bad value. (The library offers no typed errors for them.)
+func flagError(c *cli.Command, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: --"); ok {
+		// v3 strips two dashes of "---x" and looks for a flag "-x".
+		return usageErr("bad flag syntax: ---%s", name)
+	}
+	if typed, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return usageErr("flag needs an argument: -%s", strings.TrimLeft(typed, "-"))
+	}
+	var value, name string
+	if n, _ := fmt.Sscanf(msg, "invalid value %q for flag -%s", &value, &name); n == 2 {
+		name = strings.TrimSuffix(name, ":")
+		if f := commandFlagOf(c, name); f != nil {
+			if _, isBool := f.(*cli.BoolFlag); isBool {
+				return usageErr("invalid boolean value %q for -%s: parse error", value, name)
+			}
+		}
 	}
 	return usageErr("%v", err)
 }
 
+// commandUsageError is the OnUsageError of a command: its flag errors, with
+// a suggestion for a misspelt flag.
+func commandUsageError(c *cli.Command, err error) error {
+	if name, ok := undefinedFlag(err); ok {
+		return unknownFlag(c.Flags, name)
+	}
+	return flagError(c, err)
+}
+
 // rootUsageError is the OnUsageError of "retval" itself, which has no flags
-// but --help and --version: a flag of the commands given before the
-// command's name is the usual mistake.
-func rootUsageError(app *cli.App, args []string, err error) error {
+// but the global ones, --help and --version: a flag of the commands given
+// before the command's name is the usual mistake.
+func rootUsageError(app *cli.Command, args []string, err error) error {
 	name, ok := undefinedFlag(err)
 	if !ok {
-		return usageErr("%v", err)
+		return flagError(app, err)
 	}
+	return rootUnknownFlag(app, args, name)
+}
+
+// rootUnknownFlag is the usage error for a flag retval itself does not
+// take, with a hint at the command it belongs to.
+func rootUnknownFlag(app *cli.Command, args []string, name string) error {
 	// The command the flag was meant for, if it is on the command line.
 	cmds := app.Commands
 	for _, a := range args[1:] {
@@ -109,7 +154,7 @@ func rootUsageError(app *cli.App, args []string, err error) error {
 		}
 	}
 	for _, c := range cmds {
-		for _, f := range c.Flags {
+		for _, f := range ownFlags(c) {
 			for _, n := range f.Names() {
 				if n == name {
 					return withHint(usageErr("flag provided but not defined: -%s", name),
@@ -120,13 +165,25 @@ func rootUsageError(app *cli.App, args []string, err error) error {
 	}
 	var all []cli.Flag
 	for _, c := range app.Commands {
-		all = append(all, c.Flags...)
+		all = append(all, ownFlags(c)...)
 	}
 	if s := nearest(name, flagNames(all)); s != "" {
 		return withHint(usageErr("flag provided but not defined: -%s", name),
 			"did you mean --%s? flags go after the command's name", s)
 	}
 	return withHint(usageErr("flag provided but not defined: -%s", name), "retval --help lists the commands; retval COMMAND --help their flags")
+}
+
+// ownFlags are the flags a command defines, without the --help that
+// urfave/cli adds to every command before it parses retval's own flags.
+func ownFlags(c *cli.Command) []cli.Flag {
+	var out []cli.Flag
+	for _, f := range c.Flags {
+		if f.Names()[0] != "help" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func flagNames(flags []cli.Flag) []string {

@@ -1,11 +1,12 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/retval/retval/pkg/retain"
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func init() { register(verifyCommand) }
@@ -39,11 +40,11 @@ Exit status: 0 every value checks out (debris alone is reported, exit 0),
 1 something is corrupt or missing (or an I/O error), 2 usage, 3 unknown or
 collected run.`,
 		Flags:  globalFlags("grace"),
-		Action: func(c *cli.Context) error { return runVerify(c, envOf(c)) },
+		Action: func(_ context.Context, c *cli.Command) error { return runVerify(c, envOf(c)) },
 	}
 }
 
-func runVerify(c *cli.Context, e *env) error {
+func runVerify(c *cli.Command, e *env) error {
 	r, err := settings(c)
 	if err != nil {
 		return err
