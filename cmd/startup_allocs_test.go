@@ -10,9 +10,9 @@ import (
 )
 
 // startupAllocs bounds the allocations of one small peek, in process:
-// start-up work that grows with settings × flags (urfave/cli's Names runs
-// a regexp on every call; reading each setting's flag used to call it for
-// every flag of every command in the lineage) shows up here first.
+// start-up work that grows with settings × flags (urfave/cli v2's Names
+// ran a regexp on every call; reading each setting's flag used to call it
+// for every flag of every command in the lineage) shows up here first.
 const startupAllocs = 4000
 
 func TestStartupAllocs(t *testing.T) {
