@@ -18,9 +18,6 @@ RUNS=${RUNS:-10}
 
 go build -o "$W/retval" .
 R="$W/retval"
-# The same without urfave/cli's man-page generator, whose dependencies'
-# package initialisation is a visible part of a short call's start-up.
-go build -tags urfave_cli_no_docs -o "$W/retval-nodocs" .
 big="--threshold 0 --max-value-size 0 --max-run-bytes 0"
 
 peak() { # peak resident set size in KiB of a command
@@ -66,6 +63,5 @@ echo "both read the same 8192 bytes"
 hyperfine -N --warmup 3 --runs $((RUNS * 5)) \
 	"$R --version" \
 	"$R resolve --run bench big --bytes $off-$end" \
-	"$W/retval-nodocs resolve --run bench big --bytes $off-$end" \
 	"dd if=$W/big.txt iflag=skip_bytes,count_bytes skip=$off count=8192 status=none"
 echo "peak RSS (KiB): retval $(peak "$R" resolve --run bench big --bytes "$off-$end"), dd $(peak dd if="$W/big.txt" iflag=skip_bytes,count_bytes skip="$off" count=8192 status=none)"

@@ -17,7 +17,7 @@ mkdir -p "$WORK"
 BIN=$WORK/retval
 STORE=$WORK/reads-$RUNS-$VALUES-$READS
 
-(cd "$ROOT" && go build -tags urfave_cli_no_docs -o "$BIN" .)
+(cd "$ROOT" && go build -o "$BIN" .)
 if [ ! -d "$STORE" ]; then
   (cd "$ROOT" && go run bench/genreads.go "$STORE.tmp" "$RUNS" "$VALUES" "$READS")
   mv "$STORE.tmp" "$STORE"
