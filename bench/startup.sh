@@ -7,7 +7,7 @@
 # wherever a C compiler is installed, and pays the dynamic loader and
 # libc's start on every call.
 #
-# Usage: bench/startup.sh    (run from the repository root; needs go and hyperfine)
+# Usage: bench/startup.sh    (run from the repository root; needs go, hyperfine and jq)
 set -euo pipefail
 w=$(mktemp -d "${TMPDIR:-/tmp}/retval-startup.XXXXXX")
 trap 'rm -rf "$w"' EXIT
@@ -25,11 +25,13 @@ export RETVAL_RUNS_DIR=$w/runs
 seq 1 10 > "$w/small.txt"
 "$w/retval" retain --run b --call small --threshold 0 "$w/small.txt" > /dev/null
 echo "$(nproc) cores, $(uname -sr), $(go version | cut -d' ' -f3), C compiler: $(command -v "$(go env CC)" || echo none)"
-hyperfine -N --style basic --warmup 20 --runs "${RUNS:-300}" --export-markdown "$w/table.md" \
+hyperfine -N --style none --warmup 20 --runs "${RUNS:-300}" --export-json "$w/times.json" \
   -n 'sed -n 1,10p' "sed -n 1,10p $w/small.txt" \
   -n 'Go, prints a line' "$w/hello.bin" \
   -n 'Go, prints a line, links net' "$w/hellonet.bin" \
   -n 'Go, prints a line, links net, CGO_ENABLED=0' "$w/hellonet-nocgo.bin" \
   -n 'retval peek' "$w/retval peek --run b small --lines 1-10" \
   -n 'retval peek, CGO_ENABLED=0' "$w/retval-nocgo peek --run b small --lines 1-10" > /dev/null
-cat "$w/table.md"
+echo "| command | median | min | max |"
+echo "|---|---|---|---|"
+jq -r '.results[] | "| \(.command) | \(.median * 1e5 | round / 100) ms | \(.min * 1e5 | round / 100) ms | \(.max * 1e5 | round / 100) ms |"' "$w/times.json"
