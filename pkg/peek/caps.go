@@ -98,7 +98,10 @@ func (c capped) caps() Caps {
 	return Caps{Lines: un(c.Lines), Bytes: un(c.Bytes), Escape: c.Escape}
 }
 
-// gutterLen is the width of the read_file gutter of line n, "n: ".
+// appendGutter appends the read_file gutter of line n, "n: ".
+func appendGutter(b []byte, n int64) []byte { return append(strconv.AppendInt(b, n, 10), ':', ' ') }
+
+// gutterLen is the width of the gutter appendGutter writes for line n.
 func gutterLen(n int64) int64 { return int64(len(strconv.FormatInt(n, 10))) + 2 }
 
 // worstNumber is a number as wide as any offset, line number or count of a

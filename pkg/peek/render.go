@@ -2,7 +2,6 @@ package peek
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/retval/retval/internal/safetext"
@@ -79,7 +78,7 @@ func appendLines(b []byte, lines []Line, separate, escape bool) []byte {
 		if separate && i > 0 && l.N > lines[i-1].N+1 {
 			b = append(b, "--\n"...)
 		}
-		b = append(strconv.AppendInt(b, l.N, 10), ": "...)
+		b = appendGutter(b, l.N)
 		b = appendText(b, l.Text, escape)
 	}
 	return b

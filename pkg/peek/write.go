@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"strconv"
 
 	"github.com/retval/retval/internal/safetext"
 	"github.com/retval/retval/pkg/retain"
@@ -64,7 +63,7 @@ func (o *pageWriter) frame(s string) {
 
 // gutter writes the gutter of line n, allocating nothing.
 func (o *pageWriter) gutter(n int64) {
-	o.num = append(strconv.AppendInt(o.num[:0], n, 10), ':', ' ')
+	o.num = appendGutter(o.num[:0], n)
 	o.endValue()
 	if o.err == nil {
 		_, o.err = o.bw.Write(o.num)
