@@ -91,13 +91,5 @@ func badFlagSyntax(a string) bool {
 // the same way; write --query=-- to search for it with flags after it.
 func afterTerminator(raw, rest []string) bool {
 	i := len(raw) - len(rest) - 1
-	if i < 1 {
-		return false
-	}
-	for k, a := range rest {
-		if raw[i+1+k] != a {
-			return false
-		}
-	}
-	return raw[i] == "--"
+	return i >= 1 && raw[i] == "--" && slices.Equal(raw[i+1:], rest)
 }
