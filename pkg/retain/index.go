@@ -155,7 +155,9 @@ func readIndex(path string, d *Descriptor) (*Index, error) {
 // keeps is far smaller, so a larger one is not retval's and is not read.
 const maxIndexSize = 64 << 20
 
-// parseIndex checks and parses the bytes of an index of the value d.
+// parseIndex checks and parses the bytes of an index of the value d. The
+// Index refers to b (its entries are read in place): the caller hands b
+// over and must not write it again.
 func parseIndex(b []byte, d *Descriptor) (*Index, error) {
 	if len(b) < indexHeader+8 {
 		return nil, errBadIndex
