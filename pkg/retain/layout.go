@@ -165,9 +165,25 @@ func (s *Store) touchNow(p string, now time.Time) {
 // left a tombstone, or unknown.
 func (s *Store) missingRun(run ID) error {
 	if t, ok := s.ReadTombstone(run); ok {
-		return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", run, t.Collected.UTC().Format(time.RFC3339))}
+		return collectedError(t)
 	}
 	return &Error{Code: CodeUnknownReference, Err: &UnknownRunError{Run: run, Dir: s.Dir}}
+}
+
+// collectedError is the error of a lookup in the run t says gc collected.
+func collectedError(t *Tombstone) error {
+	return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", t.Run, t.Collected.UTC().Format(time.RFC3339))}
+}
+
+// keepCollected is err when it says the value's run was collected while
+// the value was read (on object storage gc deletes a run's objects under
+// an open reader), else corrupt: a read that failed because gc won a
+// race is not a damaged value.
+func keepCollected(err, corrupt error) error {
+	if errors.Is(err, ErrCollected) {
+		return err
+	}
+	return corrupt
 }
 
 // UnknownRunError is the error of a run the store does not hold. It is

@@ -159,7 +159,7 @@ func (o *objStore) mustExist(s *Store, run ID) error {
 	case err != nil:
 		return o.ioErr(err)
 	case !ok:
-		return o.missingRun(s, run)
+		return s.missingRun(run)
 	}
 	return nil
 }
@@ -184,34 +184,12 @@ func (o *objStore) objCommitted(run, id ID, objs map[string]s3store.Object) (*De
 	return d, nil
 }
 
-// missingRun is the error for a run with no objects: collected when gc
-// left a tombstone, else unknown.
-func (o *objStore) missingRun(s *Store, run ID) error {
-	if t, ok := s.ReadTombstone(run); ok {
-		return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", run, t.Collected.UTC().Format(time.RFC3339))}
-	}
-	return &Error{Code: CodeUnknownReference, Err: &UnknownRunError{Run: run, Dir: s.Dir}}
-}
-
 // openValue opens value id of run: its descriptor, its content through
 // ranged GETs, its index.
 func (o *objStore) openValue(s *Store, rid ID, run, id string, vid ID, touch bool) (*Value, error) {
-	// gc deletes descriptors first: a descriptor that is gone, in a run
-	// that is gone or being collected, is "collected".
-	gone := func(err error) error {
-		if ok, lerr := o.runExists(rid); lerr == nil && !ok {
-			return asTyped(o.missingRun(s, rid), run)
-		}
-		if _, serr := o.b.Stat(o.ctx, collectingKey(rid)); serr == nil {
-			if t, ok := s.ReadTombstone(rid); ok {
-				return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", rid, t.Collected.UTC().Format(time.RFC3339))}
-			}
-		}
-		return err
-	}
 	d, _, err := o.getDescriptor(rid, vid)
 	if errors.Is(err, s3store.ErrNotFound) {
-		return nil, gone(&Error{Code: CodeUnknownReference, Err: &UnknownValueError{Run: rid, ID: id, Nearest: o.nearestIDs(rid, id)}})
+		return nil, o.gone(s, rid, run, &Error{Code: CodeUnknownReference, Err: &UnknownValueError{Run: rid, ID: id, Nearest: o.nearestIDs(rid, id)}})
 	}
 	if err != nil {
 		return nil, o.ioErr(err)
@@ -226,16 +204,31 @@ func (o *objStore) openValue(s *Store, rid ID, run, id string, vid ID, touch boo
 	if touch {
 		wg.Go(func() { o.touch(s, rid) })
 	}
-	v, err := o.openContent(rid, d)
+	v, err := o.openContent(s, rid, d)
 	wg.Wait()
 	if err != nil {
-		return nil, gone(err)
+		return nil, err
 	}
 	v.Run = rid
 	return v, nil
 }
 
-func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
+// gone is the error of a value of run found missing — its descriptor, or
+// its content after the descriptor was read: collected when gc left a
+// tombstone (a collection writes it before it deletes anything, and a
+// value written into the run again removes it), the unknown run when the
+// run holds nothing, else err. typed is the run as the caller named it.
+func (o *objStore) gone(s *Store, run ID, typed string, err error) error {
+	if t, ok := s.ReadTombstone(run); ok {
+		return collectedError(t)
+	}
+	if ok, lerr := o.runExists(run); lerr == nil && !ok {
+		return asTyped(s.missingRun(run), typed)
+	}
+	return err
+}
+
+func (o *objStore) openContent(s *Store, run ID, d *Descriptor) (*Value, error) {
 	if d.Compression != CompressNone && d.Compression != CompressZstd {
 		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
 	}
@@ -250,7 +243,7 @@ func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
 	st, err := o.b.Stat(o.ctx, key)
 	wg.Wait()
 	if errors.Is(err, s3store.ErrNotFound) {
-		return nil, Errorf(CodeCorrupt, "value %q: content %s is missing (run retval verify)", d.ID, o.where(key))
+		return nil, o.gone(s, run, string(run), Errorf(CodeCorrupt, "value %q: content %s is missing (run retval verify)", d.ID, o.where(key)))
 	}
 	if err != nil {
 		return nil, o.ioErr(err)
@@ -262,6 +255,8 @@ func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
 		return nil, Errorf(CodeCorrupt, "value %q: descriptor says %d bytes (sha256 %.12s…) of a %d-byte content object (run retval verify)", d.ID, d.Size, d.SHA256, st.Size)
 	}
 	r := newObjReaderAt(o, key, st.Size)
+	// Content that disappears under a reader was deleted by gc.
+	r.gone = func(err error) error { return o.gone(s, run, string(run), err) }
 	v := &Value{Desc: *d, raw: r, blockNum: -1}
 	if d.Compression == CompressZstd {
 		zr, err := openZstd(r, d)
@@ -285,7 +280,27 @@ func (o *objStore) touch(s *Store, run ID) {
 	if st, err := o.b.Stat(o.ctx, key); err == nil && now.Sub(st.Modified) < activityEvery && st.Modified.Before(now.Add(time.Minute)) {
 		return
 	}
-	o.b.Put(o.ctx, key, nil)
+	if etag, err := o.b.Put(o.ctx, key, nil); err == nil {
+		o.undoIfCollected(run, key, etag)
+	}
+}
+
+// undoIfCollected deletes key, which a reader has just written into run
+// (its activity stamp, a read record, a step ledger), when the run's
+// tombstone is there, and reports whether it did. gc may have listed the
+// run for the last time before the write landed, and what a reader writes
+// must not bring a collected run back (a run of one read record that
+// says unknown_reference where it should say collected, and that the next
+// gc collects again). A value written into the run again removes the
+// tombstone (objCommit), so a live run keeps what its readers write; a
+// reader whose write lands before gc's last listing has it deleted with
+// the run, or makes the collection stop.
+func (o *objStore) undoIfCollected(run ID, key, etag string) bool {
+	if _, err := o.b.Stat(o.ctx, tombstoneKey(run)); err != nil {
+		return false
+	}
+	o.b.DeleteIf(o.ctx, key, etag)
+	return true
 }
 
 // nearestIDs is nearestIDs over the run's descriptors.
@@ -306,7 +321,7 @@ func (o *objStore) values(s *Store, run ID, typed string) ([]Descriptor, error) 
 		return nil, o.ioErr(err)
 	}
 	if len(objs) == 0 {
-		return nil, asTyped(o.missingRun(s, run), typed)
+		return nil, asTyped(s.missingRun(run), typed)
 	}
 	var out []Descriptor
 	for name := range objs {

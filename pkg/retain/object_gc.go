@@ -253,7 +253,7 @@ func (c *Collection) collectRun(ri *RunInfo, t Tombstone) error {
 		return o.ioErr(err)
 	}
 	if len(objs) == 0 {
-		return o.missingRun(c.s, run)
+		return c.s.missingRun(run)
 	}
 	if what := objChanged(ri, objs); what != "" {
 		return &RunChangedError{Run: run, What: what}

@@ -1,9 +1,12 @@
 package retain
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/retval/retval/pkg/retain/s3store"
 )
 
 // objReaderAt reads an object's bytes by ranged GETs, a window of
@@ -17,6 +20,9 @@ type objReaderAt struct {
 	o    *objStore
 	key  string
 	size int64
+	// gone, when set, is the error of a read that found the object
+	// deleted (ErrNotFound) instead of the store's I/O error.
+	gone func(error) error
 
 	mu    sync.Mutex
 	cur   *window           // the window being read, or nil
@@ -57,7 +63,7 @@ func (r *objReaderAt) ReadAt(p []byte, off int64) (int, error) {
 			err = io.EOF
 		}
 		if err != nil && err != io.EOF {
-			err = r.o.ioErr(err)
+			err = r.failed(err)
 		}
 		return n, err
 	}
@@ -119,6 +125,14 @@ func (r *objReaderAt) window(n int64) (*window, error) {
 	return w, nil
 }
 
+// failed is the error of a read of the object that failed with err.
+func (r *objReaderAt) failed(err error) error {
+	if r.gone != nil && errors.Is(err, s3store.ErrNotFound) {
+		return r.gone(r.o.ioErr(err))
+	}
+	return r.o.ioErr(err)
+}
+
 // fetch starts reading window n on its own goroutine.
 func (r *objReaderAt) fetch(n int64) *window {
 	w := &window{n: n, done: make(chan struct{})}
@@ -138,7 +152,7 @@ func (r *objReaderAt) fetch(n int64) *window {
 			if err == nil || err == io.EOF {
 				err = fmt.Errorf("object %s ended at %d bytes, %d expected", r.key, start+int64(k), r.size)
 			}
-			w.err = r.o.ioErr(err)
+			w.err = r.failed(err)
 			return
 		}
 		w.buf = b

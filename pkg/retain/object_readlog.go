@@ -30,8 +30,13 @@ func (o *objStore) logRead(run ID, r Read) error {
 		return nil // no run, or a store not reached: the read said so
 	}
 	var buf [MaxReadRecord]byte
-	_, err := o.b.Create(o.ctx, readKey(run, r), appendRecord(buf[:0], r))
-	return o.ioErr(err)
+	key := readKey(run, r)
+	etag, err := o.b.Create(o.ctx, key, appendRecord(buf[:0], r))
+	if err != nil {
+		return o.ioErr(err)
+	}
+	o.undoIfCollected(run, key, etag)
+	return nil
 }
 
 // scanReads calls f with each record of run's read log, oldest first.

@@ -128,7 +128,7 @@ func (o *objStore) scanRunEntries(s *Store, run ID) (*RunInfo, error) {
 		return nil, o.ioErr(err)
 	}
 	if len(objs) == 0 {
-		return nil, o.missingRun(s, run)
+		return nil, s.missingRun(run)
 	}
 	return o.runInfo(run, objs), nil
 }

@@ -92,14 +92,19 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 	}
 	// Committed. Before a stub names it: no gc may be collecting the run
 	// (its marker is written before it lists the run again), and the
-	// content must still be there.
-	// (Both asked at once: each is one round trip, and both follow the
+	// content must still be there. A tombstone of the run is asked too:
+	// once both checks pass, the run lives again, and its tombstone goes,
+	// as locally when the run's directory is made anew.
+	// (All asked at once: each is one round trip, and all follow the
 	// commit.)
+	var tomb s3store.Object
+	var terr error
 	check := func() error {
 		var st s3store.Object
 		var serr error
 		var wg sync.WaitGroup
 		wg.Go(func() { st, serr = o.b.Stat(o.ctx, contentKey) })
+		wg.Go(func() { tomb, terr = o.b.Stat(o.ctx, tombstoneKey(w.runID)) })
 		_, merr := o.b.Stat(o.ctx, collectingKey(w.runID))
 		wg.Wait()
 		switch {
@@ -117,6 +122,10 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 	if err := check(); err != nil {
 		o.b.DeleteIf(o.ctx, metaKey, etag)
 		return undo(err)
+	}
+	if terr == nil {
+		// The tombstone asked about, never one written since.
+		o.b.DeleteIf(o.ctx, tombstoneKey(w.runID), tomb.ETag)
 	}
 	if testHookObjCommitted != nil {
 		testHookObjCommitted()

@@ -159,7 +159,7 @@ func (v *Value) corrupt(format string, args ...any) error {
 func (v *Value) loadWhole() error {
 	b := make([]byte, v.Desc.Size)
 	if _, err := io.ReadFull(io.NewSectionReader(v.raw, 0, v.Desc.Size), b); err != nil {
-		return v.corrupt("%v", err)
+		return keepCollected(err, v.corrupt("%v", err))
 	}
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != v.Desc.SHA256 {
 		return v.corrupt("sha256 does not match")
@@ -172,7 +172,7 @@ func (v *Value) loadWhole() error {
 func (v *Value) checkWhole() error {
 	h := sha256.New()
 	if _, err := io.Copy(h, io.NewSectionReader(v.raw, 0, v.Desc.Size)); err != nil {
-		return v.corrupt("%v", err)
+		return keepCollected(err, v.corrupt("%v", err))
 	}
 	if hex.EncodeToString(h.Sum(nil)) != v.Desc.SHA256 {
 		return v.corrupt("sha256 does not match")
@@ -194,7 +194,7 @@ func (v *Value) readBlock(i int64) ([]byte, error) {
 	b := v.block[:n]
 	v.blockNum = -1
 	if _, err := v.raw.ReadAt(b, off); err != nil && !(err == io.EOF && len(b) == int(n)) {
-		return nil, v.corrupt("reading block %d: %v", i, err)
+		return nil, keepCollected(err, v.corrupt("reading block %d: %v", i, err))
 	}
 	if v.index != nil && xxh3.Hash(b) != v.index.Blocks[i] {
 		return nil, v.corrupt("block %d (bytes %d-%d) does not match its digest", i, off, off+n)

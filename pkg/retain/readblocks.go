@@ -31,7 +31,7 @@ func (v *Value) ReadBlocks(p []byte, off int64) (int, error) {
 	}
 	b := p[:whole]
 	if _, err := v.raw.ReadAt(b, off); err != nil && !(err == io.EOF && off+whole == v.Desc.Size) {
-		return 0, v.corrupt("reading bytes %d-%d: %v", off, off+whole, err)
+		return 0, keepCollected(err, v.corrupt("reading bytes %d-%d: %v", off, off+whole, err))
 	}
 	if v.index != nil {
 		for i := int64(0); i < whole; i += BlockSize {

@@ -46,9 +46,10 @@ type StepLedger struct {
 	step  ID
 	spent StepSpent
 
-	// On object storage: the ledger's key and the ETag it was read with
-	// ("" for a new step); Save is a compare-and-swap against it.
+	// On object storage: the ledger's run and key and the ETag it was
+	// read with ("" for a new step); Save is a compare-and-swap against it.
 	obj  *objStore
+	run  ID
 	key  string
 	etag string
 }
@@ -187,7 +188,7 @@ func (o *objStore) openStepLedger(s *Store, run, step ID) (*StepLedger, error) {
 	if err := o.mustExist(s, run); err != nil {
 		return nil, err
 	}
-	l := &StepLedger{step: step, obj: o, key: objKey(run, stepsDirName+"/"+stepName(step))}
+	l := &StepLedger{step: step, run: run, obj: o, key: objKey(run, stepsDirName+"/"+stepName(step))}
 	b, ob, err := o.b.Get(o.ctx, l.key, maxLedgerSize)
 	switch {
 	case errors.Is(err, s3store.ErrNotFound):
@@ -213,7 +214,14 @@ func (l *StepLedger) objSave(rec []byte, sp StepSpent) error {
 	var etag string
 	var err error
 	if l.etag == "" {
+		// A new ledger, like a read record, must not bring a collected
+		// run back; its lookups then find the run collected. (A ledger
+		// that is replaced was there: gc deletes it, and the replace
+		// fails.)
 		etag, err = o.b.Create(o.ctx, l.key, rec)
+		if err == nil {
+			o.undoIfCollected(l.run, l.key, etag)
+		}
 	} else {
 		etag, err = o.b.Replace(o.ctx, l.key, rec, l.etag)
 	}

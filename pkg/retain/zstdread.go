@@ -59,7 +59,7 @@ func openZstd(f io.ReaderAt, d *Descriptor) (*zstdReaderAt, error) {
 	}
 	var footer [seekTableFooterSize]byte
 	if _, err := f.ReadAt(footer[:], stored-seekTableFooterSize); err != nil {
-		return nil, bad("reading seek table: %v", err)
+		return nil, keepCollected(err, bad("reading seek table: %v", err))
 	}
 	if binary.LittleEndian.Uint32(footer[5:]) != seekTableMagic {
 		return nil, bad("no seek table at the end of the zstd file")
@@ -75,7 +75,7 @@ func openZstd(f io.ReaderAt, d *Descriptor) (*zstdReaderAt, error) {
 	}
 	buf := make([]byte, tableLen)
 	if _, err := f.ReadAt(buf, stored-tableLen); err != nil {
-		return nil, bad("reading seek table: %v", err)
+		return nil, keepCollected(err, bad("reading seek table: %v", err))
 	}
 	t, err := seekable.NewSeekTable(buf)
 	if err != nil {
@@ -112,7 +112,7 @@ func (z *zstdReaderAt) close() {
 // exactly the size the seek table gives (never more: a bomb is corrupt).
 func (z *zstdReaderAt) decode(e seekable.FrameOffsetEntry, src, dst []byte) ([]byte, error) {
 	if _, err := z.f.ReadAt(src, int64(e.CompressedOffset)); err != nil {
-		return nil, Errorf(CodeCorrupt, "zstd frame %d: %v", e.ID, err)
+		return nil, keepCollected(err, Errorf(CodeCorrupt, "zstd frame %d: %v", e.ID, err))
 	}
 	out, err := z.dec.DecodeAll(src, dst[:0])
 	if err != nil || len(out) != int(e.DecompressedSize) {
