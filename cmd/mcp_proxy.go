@@ -64,11 +64,19 @@ func runMCPServe(c *cli.Command, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tools := &rmcp.Tools{Store: logStore(dir, e, "mcp serve"), Run: r.Run, Limits: r.Limits,
+	tools := &rmcp.Tools{Store: serverStore(dir, e, "mcp serve"), Run: r.Run, Limits: r.Limits,
 		PeekBytesSet: r.Values["peek-bytes"].Source != config.FromDefault}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return rmcp.Serve(ctx, tools, Version, e.stdin, e.stdout)
+}
+
+// serverStore is the store of a long-running server: it keeps the small
+// values it has read, checked, for the next call that reads them.
+func serverStore(dir string, e *env, cmd string) *retain.Store {
+	st := logStore(dir, e, cmd)
+	st.Cache = retain.NewValueCache(retain.DefaultValueCacheBytes)
+	return st
 }
 
 // runMCPProxy starts the server and relays between it and the client on
@@ -102,7 +110,7 @@ func runMCPProxy(c *cli.Command, e *env, args []string) error {
 	if _, err := retain.Sanitize(run); err != nil {
 		return usageErr("run id: %v", err)
 	}
-	tools := &rmcp.Tools{Store: logStore(dir, e, "mcp proxy"), Run: run, Limits: r.Limits,
+	tools := &rmcp.Tools{Store: serverStore(dir, e, "mcp proxy"), Run: run, Limits: r.Limits,
 		PeekBytesSet: r.Values["peek-bytes"].Source != config.FromDefault}
 	p := &rmcp.Proxy{Tools: tools, Compress: r.Compress, Off: r.Off, Session: session, Log: e.stderr}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

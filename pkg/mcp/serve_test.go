@@ -208,9 +208,19 @@ func TestServeList(t *testing.T) {
 }
 
 // BenchmarkServePeek is the latency of one retval_peek call of 40 lines
-// through a client session (in memory: no process, no pipe).
+// through a client session (in memory: no process, no pipe), with and
+// without the value cache.
 func BenchmarkServePeek(b *testing.B) {
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprintf("cache=%v", cached), func(b *testing.B) { benchServePeek(b, cached) })
+	}
+}
+
+func benchServePeek(b *testing.B, cached bool) {
 	st, _ := newStore(b)
+	if cached { // as retval mcp serve keeps its store
+		st.Cache = retain.NewValueCache(retain.DefaultValueCacheBytes)
+	}
 	cs := connect(b, &Tools{Store: st, Run: "r1"})
 	args := json.RawMessage(`{"id":"c1","lines":"120-160"}`)
 	var took []time.Duration

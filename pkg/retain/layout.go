@@ -43,6 +43,9 @@ type Store struct {
 	// OnLogError, when set, is told of each failure to append to a run's
 	// read log (the read itself goes on). The CLI says the first on stderr.
 	OnLogError func(error)
+	// Cache, when set, keeps the small values read through this Store
+	// for the next read of them (a long-running reader: see ValueCache).
+	Cache *ValueCache
 
 	objOpen // the object backend, opened on first use
 	objGC   // gc's lease there, while held (object_gc.go)

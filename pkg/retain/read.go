@@ -33,6 +33,8 @@ type Value struct {
 
 	block    []byte // the last verified block
 	blockNum int64
+
+	cache *pendingCache // where the value goes once read whole, or nil
 }
 
 // OpenValue opens value id (a value id, or the call id it was made from) of
@@ -68,7 +70,21 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 		}
 		return err
 	}
-	d, err := readDescriptor(filepath.Join(dir, metaName(vid)))
+	meta := filepath.Join(dir, metaName(vid))
+	if v := s.Cache.get(dir, meta); v != nil {
+		v.Run = rid
+		if touch {
+			s.Touch(rid)
+		}
+		return v, nil
+	}
+	var metaID fileID
+	if s.Cache != nil {
+		// Asked before the descriptor is read: a file changed after this
+		// has another identity, so no entry pairs it with older bytes.
+		metaID, _ = lstatID(meta)
+	}
+	d, err := readDescriptor(meta)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, gone(&Error{Code: CodeUnknownReference, Err: &UnknownValueError{Run: rid, ID: id, Nearest: nearestIDs(dir, id)}})
 	}
@@ -81,6 +97,9 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	v, err := openContent(dir, d)
 	if err != nil {
 		return nil, gone(err)
+	}
+	if metaID != (fileID{}) {
+		v.cache = s.Cache.pending(meta, metaID, v)
 	}
 	v.Run = rid
 	if touch {
@@ -165,6 +184,10 @@ func (v *Value) loadWhole() error {
 		return v.corrupt("sha256 does not match")
 	}
 	v.whole = b
+	if v.cache != nil {
+		v.cache.add(v.Desc, b)
+		v.cache = nil
+	}
 	return nil
 }
 
