@@ -22,9 +22,15 @@ import (
 var Version = "0.1.0-dev"
 
 // commands is filled by each subcommand's file.
-var commands []func() *cli.Command
+var commands []command
 
-func register(f func() *cli.Command) { commands = append(commands, f) }
+// command is a registered command: its name, and what builds it.
+type command struct {
+	name  string
+	build func() *cli.Command
+}
+
+func register(name string, f func() *cli.Command) { commands = append(commands, command{name, f}) }
 
 // Exit statuses of SPEC §5.
 const (
@@ -95,14 +101,19 @@ func envOf(c *cli.Command) *env { return c.Root().Metadata["env"].(*env) }
 // Main runs retval with args (args[0] is the program name) and returns the
 // exit status. It never panics: a panic is reported as one line,
 // "retval: internal error: …", and exit status 1.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return mainFor(commandOf(args), args, stdin, stdout, stderr)
+}
+
+// mainFor is Main with command only built ("" for all).
+func mainFor(only string, args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
 	defer func() {
 		if v := recover(); v != nil {
 			status = report(args, &panicError{value: v}, stdout, stderr)
 		}
 	}()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
-	app := newApp(e)
+	app := newAppFor(e, only)
 	if completing(args) {
 		complete(app, args, stdout)
 		return exitOK
@@ -193,7 +204,29 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // flags), and exec hands everything after its command's name to it.
 var stopAtFirstArg = func() *int { n := 1; return &n }()
 
-func newApp(e *env) *cli.Command {
+// commandOf is the command a command line runs when its first word names
+// one ("retval peek …", as harnesses call it), else "": help, completion
+// and global flags before the command's name need every command.
+func commandOf(args []string) string {
+	if len(args) < 2 || completing(args) {
+		return ""
+	}
+	for _, c := range commands {
+		if c.name == args[1] {
+			return c.name
+		}
+	}
+	return ""
+}
+
+// newApp is retval with every command built.
+func newApp(e *env) *cli.Command { return newAppFor(e, "") }
+
+// newAppFor is retval with command only built ("" for all); the others
+// are their names alone. A call pays for its own command's flags, not for
+// every command's (building them all was a third of a small peek's
+// allocations).
+func newAppFor(e *env, only string) *cli.Command {
 	app := &cli.Command{
 		Name:  "retval",
 		Usage: "keep big tool results out of an LLM agent's context",
@@ -252,8 +285,12 @@ Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 			return &cmdError{err: unknownCommand(c, args[0])}
 		},
 	}
-	for _, f := range commands {
-		c := f()
+	for _, rc := range commands {
+		if only != "" && rc.name != only {
+			app.Commands = append(app.Commands, &cli.Command{Name: rc.name})
+			continue
+		}
+		c := rc.build()
 		name := c.Name
 		action := c.Action
 		c.Action = func(ctx context.Context, cmd *cli.Command) error {

@@ -16,7 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(catalogueCommand) }
+func init() { register("catalogue", catalogueCommand) }
 
 func catalogueCommand() *cli.Command {
 	return &cli.Command{

@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(completionCommand) }
+func init() { register("completion", completionCommand) }
 
 func completionCommand() *cli.Command {
 	return &cli.Command{

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(configCommand) }
+func init() { register("config", configCommand) }
 
 func configCommand() *cli.Command {
 	var names []string

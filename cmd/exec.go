@@ -16,7 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(execCommand) }
+func init() { register("exec", execCommand) }
 
 func execCommand() *cli.Command {
 	return &cli.Command{

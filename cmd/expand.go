@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(expandCommand) }
+func init() { register("expand", expandCommand) }
 
 func expandCommand() *cli.Command {
 	return &cli.Command{

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/term"
 )
 
-func init() { register(gcCommand) }
+func init() { register("gc", gcCommand) }
 
 func gcCommand() *cli.Command {
 	return &cli.Command{

@@ -123,12 +123,12 @@ func TestCollectedHint(t *testing.T) {
 func TestPanicIsOneLine(t *testing.T) {
 	saved := commands
 	t.Cleanup(func() { commands = saved })
-	commands = append(slices.Clone(commands), func() *cli.Command {
+	commands = append(slices.Clone(commands), command{"boom", func() *cli.Command {
 		return &cli.Command{Name: "boom", Hidden: true, Action: func(_ context.Context, c *cli.Command) error {
 			var s []int
 			return fmt.Errorf("%d", s[c.NArg()+3]) // a real runtime panic
 		}}
-	})
+	}})
 	code, stdout, stderr := run(t, "", "boom")
 	want := "retval: internal error: runtime error: index out of range [3] with length 0\nhint: this is a bug in retval: please report it with the command line that caused it\n"
 	if code != 1 || stdout != "" || stderr != want {

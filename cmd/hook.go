@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(hookCommand) }
+func init() { register("hook", hookCommand) }
 
 func hookCommand() *cli.Command {
 	return &cli.Command{

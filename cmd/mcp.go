@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(mcpCommand) }
+func init() { register("mcp", mcpCommand) }
 
 // mcpVerb is one of "retval mcp VERB": its usage line and what it does
 // with the arguments after the verb.

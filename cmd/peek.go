@@ -16,7 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(peekCommand) }
+func init() { register("peek", peekCommand) }
 
 func peekCommand() *cli.Command {
 	return &cli.Command{

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(replayCommand) }
+func init() { register("replay", replayCommand) }
 
 func replayCommand() *cli.Command {
 	return &cli.Command{

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(resolveCommand) }
+func init() { register("resolve", resolveCommand) }
 
 func resolveCommand() *cli.Command {
 	return &cli.Command{

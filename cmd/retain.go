@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(retainCommand) }
+func init() { register("retain", retainCommand) }
 
 func retainCommand() *cli.Command {
 	return &cli.Command{

@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(statsCommand) }
+func init() { register("stats", statsCommand) }
 
 func statsCommand() *cli.Command {
 	return &cli.Command{

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func init() { register(verifyCommand) }
+func init() { register("verify", verifyCommand) }
 
 func verifyCommand() *cli.Command {
 	return &cli.Command{
