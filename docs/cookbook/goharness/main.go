@@ -29,6 +29,9 @@ func main() {
 
 func run(w io.Writer, runsDir, session string) error {
 	store := retain.Open(runsDir)
+	// A harness lives as long as its session: it keeps the small values it
+	// has read and checked, and reads one again only when its files change.
+	store.Cache = retain.NewValueCache(retain.DefaultValueCacheBytes)
 	limits := retain.DefaultLimits() // or from your own configuration
 
 	// 1. A tool result: retain it and give the model what comes back.
