@@ -287,20 +287,18 @@ func (o *objStore) touch(s *Store, run ID) {
 
 // undoIfCollected deletes key, which a reader has just written into run
 // (its activity stamp, a read record, a step ledger), when the run's
-// tombstone is there, and reports whether it did. gc may have listed the
-// run for the last time before the write landed, and what a reader writes
-// must not bring a collected run back (a run of one read record that
-// says unknown_reference where it should say collected, and that the next
-// gc collects again). A value written into the run again removes the
-// tombstone (objCommit), so a live run keeps what its readers write; a
-// reader whose write lands before gc's last listing has it deleted with
-// the run, or makes the collection stop.
-func (o *objStore) undoIfCollected(run ID, key, etag string) bool {
-	if _, err := o.b.Stat(o.ctx, tombstoneKey(run)); err != nil {
-		return false
+// tombstone is there. gc may have listed the run for the last time before
+// the write landed, and what a reader writes must not bring a collected
+// run back (a run of one read record that says unknown_reference where it
+// should say collected, and that the next gc collects again). A value
+// written into the run again removes the tombstone (objCommit), so a live
+// run keeps what its readers write; a reader whose write lands before
+// gc's last listing has it deleted with the run, or makes the collection
+// stop.
+func (o *objStore) undoIfCollected(run ID, key, etag string) {
+	if _, err := o.b.Stat(o.ctx, tombstoneKey(run)); err == nil {
+		o.b.DeleteIf(o.ctx, key, etag)
 	}
-	o.b.DeleteIf(o.ctx, key, etag)
-	return true
 }
 
 // nearestIDs is nearestIDs over the run's descriptors.
