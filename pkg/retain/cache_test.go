@@ -33,6 +33,18 @@ func readWhole(t *testing.T, s *Store, run, id string) (*Value, []byte, error) {
 	return v, b, err
 }
 
+// replaceFile puts a new file with data in place of the one at p, as a
+// writer that renames does: another inode, the old one untouched.
+func replaceFile(t *testing.T, p string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(p+".new", data, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".new", p); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestValueCacheServesACheckedValueWithoutOpeningIt(t *testing.T) {
 	for _, comp := range compressions {
 		t.Run(comp, func(t *testing.T) {
@@ -84,13 +96,7 @@ func TestValueCacheNeverHidesAChange(t *testing.T) {
 	})
 	t.Run("content replaced", func(t *testing.T) {
 		s, _ := fresh(t)
-		p := filepath.Join(s.RunDir("r"), "c1.txt")
-		if err := os.WriteFile(p+".new", bytes.ToUpper(data), 0o400); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(p+".new", p); err != nil {
-			t.Fatal(err)
-		}
+		replaceFile(t, filepath.Join(s.RunDir("r"), "c1.txt"), bytes.ToUpper(data))
 		if _, _, err := readWhole(t, s, "r", "c1"); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("read of replaced content: %v, want corrupt", err)
 		}
@@ -110,12 +116,7 @@ func TestValueCacheNeverHidesAChange(t *testing.T) {
 		if b, err = json.Marshal(d); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p+".new", b, 0o400); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(p+".new", p); err != nil {
-			t.Fatal(err)
-		}
+		replaceFile(t, p, b)
 		if _, _, err := readWhole(t, s, "r", "c1"); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("read under a descriptor that no longer matches: %v, want corrupt", err)
 		}
