@@ -224,7 +224,7 @@ func newApp(e *env) *cli.Command { return newAppFor(e, "") }
 
 // newAppFor is retval with command only built ("" for all); the others
 // are their names alone. A call pays for its own command's flags, not for
-// every command's (building them all was a third of a small peek's
+// every command's (building them all was more than half of a small peek's
 // allocations).
 func newAppFor(e *env, only string) *cli.Command {
 	app := &cli.Command{
