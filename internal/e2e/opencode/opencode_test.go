@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,12 +156,26 @@ func checkStub(t *testing.T, s *session, m *mockAPI, got, id, value, peekID stri
 // seqLines is how many lines the bash scenario prints: 78,894 bytes, past
 // opencode's own cut (51,200 bytes), which makes it save the output to a
 // file the plugin retains, and within the last 2 × 51,200 bytes its shell
-// tool keeps in memory. A longer output is not always saved whole by
-// opencode 1.18.33: when the command's exit wins the race with the fiber
-// writing the output file, the file holds only the chunks kept in memory
-// (seq 1 20000 under load: the last 63,838 of 108,894 bytes), and the
-// plugin can only retain what opencode saved (integrations/opencode/README.md).
+// tool keeps in memory.
+//
+// opencode 1.18.33 does not always save an output whole: its shell tool
+// reads the command's output on a fiber that it stops once it sees the
+// command exit, so under load the file can lack what the fiber had not
+// read yet (CI: the first 53,248 of these 78,894 bytes), or hold only the
+// chunks kept in memory when the exit comes before the file is started
+// (seq 1 20000: its last 63,838 of 108,894 bytes). The plugin can only
+// retain what opencode saved (integrations/opencode/README.md). So the
+// command waits, after printing, until opencode's file holds every byte
+// (savedWait): a barrier on opencode's state, not a delay, so that this
+// test checks the plugin, not opencode's race.
 const seqLines = 15000
+
+// savedWait is a shell command that returns once a file of exactly size
+// bytes is in opencode's tool-output directory (at most 60 s: only a
+// hang is stopped).
+func savedWait(size int) string {
+	return fmt.Sprintf(`d="$XDG_DATA_HOME/opencode/tool-output"; i=0; until [ -n "$(find "$d" -type f -size %dc 2>/dev/null)" ] || [ $i -ge 1200 ]; do sleep 0.05; i=$((i+1)); done`, size)
+}
 
 func scenarios(t *testing.T) {
 	start := time.Now()
@@ -302,9 +317,9 @@ func bashScript(c conversation) reply {
 	if !ok {
 		return reply{Text: "ok"}
 	}
-	command := "seq 1 " + n
-	if n == "medium" {
-		command = mediumCommand
+	command := mediumCommand
+	if lines, err := strconv.Atoi(n); err == nil {
+		command = fmt.Sprintf("seq 1 %d; %s", lines, savedWait(len(e2etest.SeqOutput(lines))))
 	}
 	last := c.Last()
 	switch {
