@@ -213,3 +213,45 @@ func TestObjectCollectRunAbortsUploads(t *testing.T) {
 		t.Fatalf("%d unfinished uploads left after collecting the run", len(out.Uploads))
 	}
 }
+
+// gc's lease is renewed on the server while gc holds it: the renewal loop
+// rewrites the lease (its Last-Modified moves on) and records its success,
+// and releasing it stops the loop and removes the lease.
+func TestObjectLeaseIsRenewedWhileHeld(t *testing.T) {
+	s, o, _ := s3Store(t)
+	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), 3*time.Second) // renewed every second
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := o.b.Stat(o.ctx, leaseKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), renewed: start}
+	go ol.renewLoop()
+	// Wait for the server to show a renewal (Last-Modified has whole
+	// seconds); the deadline only stops a hang.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		st, err := o.b.Stat(o.ctx, leaseKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Modified.After(first.Modified) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lease was never rewritten on the server")
+		}
+	}
+	ol.mu.Lock()
+	renewed, lost := ol.renewed, ol.lost
+	ol.mu.Unlock()
+	if lost != nil || !renewed.After(start) {
+		t.Fatalf("renewal loop: lost %v, renewed %v after start", lost, renewed.Sub(start))
+	}
+	ol.release()
+	if _, err := o.b.Stat(o.ctx, leaseKey); err == nil {
+		t.Fatal("a released lease is still there")
+	}
+}
