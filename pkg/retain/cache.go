@@ -1,8 +1,8 @@
 package retain
 
 import (
+	"bytes"
 	"container/list"
-	"io"
 	"path/filepath"
 	"sync"
 )
@@ -18,9 +18,10 @@ import (
 // replaced or written to, is read again from disk, with every check.
 // Entries are let go least recently used first once the cache holds more
 // than its bytes. It is safe for concurrent use; a nil *ValueCache caches
-// nothing. Object storage is not cached.
+// nothing, and a zero ValueCache holds DefaultValueCacheBytes. Object
+// storage is not cached.
 type ValueCache struct {
-	max int64
+	max int64 // 0: DefaultValueCacheBytes
 
 	mu   sync.Mutex
 	used int64
@@ -31,9 +32,18 @@ type ValueCache struct {
 // DefaultValueCacheBytes is the cache retval's MCP server keeps.
 const DefaultValueCacheBytes = 16 << 20
 
-// NewValueCache returns a cache of at most maxBytes of values.
+// NewValueCache returns a cache of at most maxBytes of values
+// (DefaultValueCacheBytes when maxBytes is not above 0).
 func NewValueCache(maxBytes int64) *ValueCache {
-	return &ValueCache{max: maxBytes, m: map[string]*list.Element{}}
+	return &ValueCache{max: max(maxBytes, 0)}
+}
+
+// limit is the most the cache holds.
+func (c *ValueCache) limit() int64 {
+	if c.max <= 0 {
+		return DefaultValueCacheBytes
+	}
+	return c.max
 }
 
 type cachedValue struct {
@@ -81,22 +91,7 @@ func (c *ValueCache) get(dir, meta string) *Value {
 		c.lru.MoveToFront(e)
 	}
 	c.mu.Unlock()
-	return &Value{Desc: cv.desc, raw: readerAt(cv.data), whole: cv.data, wholeChecked: true, blockNum: -1}
-}
-
-// readerAt reads b; io.ReaderAt without the allocation of a bytes.Reader
-// kept in an interface.
-type readerAt []byte
-
-func (b readerAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return &Value{Desc: cv.desc, raw: bytes.NewReader(cv.data), whole: cv.data, wholeChecked: true, blockNum: -1}
 }
 
 // pending is what v needs to enter the cache once read, or nil where it
@@ -104,7 +99,7 @@ func (b readerAt) ReadAt(p []byte, off int64) (int, error) {
 // identity cannot be asked. metaID is the descriptor's identity, asked
 // before the descriptor was read.
 func (c *ValueCache) pending(meta string, metaID fileID, v *Value) *pendingCache {
-	if c == nil || v.f == nil || v.Desc.Size > IndexMinSize || v.Desc.Size > c.max {
+	if c == nil || v.f == nil || v.Desc.Size > IndexMinSize || v.Desc.Size > c.limit() {
 		return nil
 	}
 	conID, ok := fstatID(v.f)
@@ -122,9 +117,12 @@ func (p *pendingCache) add(d Descriptor, data []byte) {
 	if e, ok := c.m[p.meta]; ok {
 		c.remove(e)
 	}
+	if c.m == nil {
+		c.m = map[string]*list.Element{}
+	}
 	c.m[p.meta] = c.lru.PushFront(&cachedValue{meta: p.meta, desc: d, data: data, metaID: p.metaID, conID: p.conID})
 	c.used += int64(len(data))
-	for c.used > c.max {
+	for c.used > c.limit() {
 		c.remove(c.lru.Back())
 	}
 }

@@ -220,3 +220,26 @@ func TestValueCacheConcurrentReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A zero ValueCache is a cache of DefaultValueCacheBytes, as is one made
+// with no bytes.
+func TestValueCacheZeroValueCaches(t *testing.T) {
+	for name, c := range map[string]*ValueCache{"zero": {}, "NewValueCache(0)": NewValueCache(0)} {
+		t.Run(name, func(t *testing.T) {
+			s := &Store{Dir: t.TempDir(), Cache: c}
+			data := toolOutput("c1", 500)
+			retainAll(t, s, "r", "c1", data)
+			for range 2 {
+				if _, got, err := readWhole(t, s, "r", "c1"); err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("read: %v", err)
+				}
+			}
+			if v, _, _ := readWhole(t, s, "r", "c1"); v.f != nil {
+				t.Fatal("the value was not kept")
+			}
+			if c.limit() != DefaultValueCacheBytes {
+				t.Fatalf("holds %d bytes, want %d", c.limit(), DefaultValueCacheBytes)
+			}
+		})
+	}
+}
