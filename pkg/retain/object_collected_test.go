@@ -110,3 +110,32 @@ func TestObjectRunWrittenAgainLosesItsTombstone(t *testing.T) {
 		t.Fatalf("lookup of a value the new run does not hold: %v, want unknown_reference", err)
 	}
 }
+
+// A tombstone left in a live run (its new writer died before removing it)
+// does not hide that run's damage from verify: only a collection in
+// progress or a run that is gone does.
+func TestObjectVerifyReportsALiveRunUnderAStaleTombstone(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "old", toolOutput("old", 100))
+	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := o.b.Get(o.ctx, tombstoneKey("r"), MaxTombstoneBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retainAll(t, s, "r", "new", toolOutput("new", 100))
+	if _, err := o.b.Put(o.ctx, tombstoneKey("r"), b); err != nil { // as if the writer died before deleting it
+		t.Fatal(err)
+	}
+	if _, err := o.b.Put(o.ctx, objKey("r", "new.txt"), bytes.ToUpper(toolOutput("new", 100))); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Verify(VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Corrupt != 1 {
+		t.Fatalf("verify: %d corrupt, want 1: %+v", rep.Corrupt, rep.Problems)
+	}
+}

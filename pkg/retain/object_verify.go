@@ -55,9 +55,6 @@ func (o *objStore) collectedSince(run ID) bool {
 	if _, err := o.b.Stat(o.ctx, collectingKey(run)); err == nil {
 		return true
 	}
-	if _, err := o.b.Stat(o.ctx, tombstoneKey(run)); err == nil {
-		return true
-	}
 	ok, err := o.runExists(run)
 	return err == nil && !ok
 }
