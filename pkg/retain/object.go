@@ -228,6 +228,17 @@ func (o *objStore) gone(s *Store, run ID, typed string, err error) error {
 	return err
 }
 
+// contentGone is the error of value id's content found missing after
+// its descriptor was read: gc deletes descriptors first, so a descriptor
+// still there means the run was not collected, and the value is damaged
+// (err), whatever tombstone an earlier collection left; else as gone.
+func (o *objStore) contentGone(s *Store, run, id ID, err error) error {
+	if _, serr := o.b.Stat(o.ctx, objKey(run, metaName(id))); serr == nil {
+		return err
+	}
+	return o.gone(s, run, string(run), err)
+}
+
 func (o *objStore) openContent(s *Store, run ID, d *Descriptor) (*Value, error) {
 	if d.Compression != CompressNone && d.Compression != CompressZstd {
 		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
@@ -243,7 +254,7 @@ func (o *objStore) openContent(s *Store, run ID, d *Descriptor) (*Value, error) 
 	st, err := o.b.Stat(o.ctx, key)
 	wg.Wait()
 	if errors.Is(err, s3store.ErrNotFound) {
-		return nil, o.gone(s, run, string(run), Errorf(CodeCorrupt, "value %q: content %s is missing (run retval verify)", d.ID, o.where(key)))
+		return nil, o.contentGone(s, run, d.ID, Errorf(CodeCorrupt, "value %q: content %s is missing (run retval verify)", d.ID, o.where(key)))
 	}
 	if err != nil {
 		return nil, o.ioErr(err)
@@ -256,7 +267,7 @@ func (o *objStore) openContent(s *Store, run ID, d *Descriptor) (*Value, error) 
 	}
 	r := newObjReaderAt(o, key, st.Size)
 	// Content that disappears under a reader was deleted by gc.
-	r.gone = func(err error) error { return o.gone(s, run, string(run), err) }
+	r.gone = func(err error) error { return o.contentGone(s, run, d.ID, err) }
 	v := &Value{Desc: *d, raw: r, blockNum: -1}
 	if d.Compression == CompressZstd {
 		zr, err := openZstd(r, d)

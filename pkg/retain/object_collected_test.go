@@ -139,3 +139,36 @@ func TestObjectVerifyReportsALiveRunUnderAStaleTombstone(t *testing.T) {
 		t.Fatalf("verify: %d corrupt, want 1: %+v", rep.Corrupt, rep.Problems)
 	}
 }
+
+// Content missing under a descriptor that is still there is damage, not a
+// collection, even where an earlier collection's tombstone was left in the
+// run written again.
+func TestObjectMissingContentUnderAStaleTombstoneIsCorrupt(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "old", toolOutput("old", 100))
+	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := o.b.Get(o.ctx, tombstoneKey("r"), MaxTombstoneBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retainAll(t, s, "r", "new", toolOutput("new", 100))
+	if _, err := o.b.Put(o.ctx, tombstoneKey("r"), b); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.OpenValue("r", "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if err := o.b.Delete(o.ctx, objKey("r", "new.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.ReadAt(make([]byte, 10), 0); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("read of deleted content: %v, want corrupt", err)
+	}
+	if _, err := s.OpenValue("r", "new"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("open of a value without content: %v, want corrupt", err)
+	}
+}
