@@ -39,6 +39,7 @@ type objLease struct {
 	l    *s3store.Lease
 	stop chan struct{}
 	done chan struct{}
+	tick <-chan time.Time // when to renew; nil: every third of the TTL
 
 	mu      sync.Mutex
 	lost    error
@@ -62,13 +63,16 @@ func (l *objLease) check() error {
 
 func (l *objLease) renewLoop() {
 	defer close(l.done)
-	t := time.NewTicker(l.l.TTL / 3)
-	defer t.Stop()
+	if l.tick == nil {
+		t := time.NewTicker(l.l.TTL / 3)
+		defer t.Stop()
+		l.tick = t.C
+	}
 	for {
 		select {
 		case <-l.stop:
 			return
-		case <-t.C:
+		case <-l.tick:
 		}
 		err := l.l.Renew(l.o.ctx)
 		l.mu.Lock()

@@ -216,10 +216,12 @@ func TestObjectCollectRunAbortsUploads(t *testing.T) {
 
 // gc's lease is renewed on the server while gc holds it: the renewal loop
 // rewrites the lease (its Last-Modified moves on) and records its success,
-// and releasing it stops the loop and removes the lease.
+// and releasing it stops the loop and removes the lease. The test drives
+// the loop's ticks itself: a tick sent on an unbuffered channel is taken
+// only once the renewal before it has been recorded.
 func TestObjectLeaseIsRenewedWhileHeld(t *testing.T) {
 	s, o, _ := s3Store(t)
-	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), 3*time.Second) // renewed every second
+	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,28 +229,36 @@ func TestObjectLeaseIsRenewedWhileHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), renewed: start}
-	go ol.renewLoop()
-	// Wait for the server to show a renewal (Last-Modified has whole
-	// seconds); the deadline only stops a hang.
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		st, err := o.b.Stat(o.ctx, leaseKey)
+	// Last-Modified has whole seconds: let the server's clock pass the
+	// lease's second, or a renewal could not be told from the acquire.
+	for {
+		now, err := o.b.Now(o.ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Modified.After(first.Modified) {
+		if now.Truncate(time.Second).After(first.Modified) {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lease was never rewritten on the server")
-		}
+		time.Sleep(100 * time.Millisecond)
 	}
+	start := time.Now()
+	tick := make(chan time.Time)
+	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: start}
+	go ol.renewLoop()
+	tick <- time.Now() // the first renewal
+	tick <- time.Now() // taken once the first is recorded
 	ol.mu.Lock()
 	renewed, lost := ol.renewed, ol.lost
 	ol.mu.Unlock()
 	if lost != nil || !renewed.After(start) {
 		t.Fatalf("renewal loop: lost %v, renewed %v after start", lost, renewed.Sub(start))
+	}
+	st, err := o.b.Stat(o.ctx, leaseKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Modified.After(first.Modified) {
+		t.Fatalf("the lease on the server was not rewritten: Last-Modified %v, at acquire %v", st.Modified, first.Modified)
 	}
 	ol.release()
 	if _, err := o.b.Stat(o.ctx, leaseKey); err == nil {
