@@ -1,0 +1,72 @@
+package execute
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// filledPipe returns a pipe holding n bytes whose read deadline has
+// passed: the state a reader that comes late finds once the command has
+// exited.
+func filledPipe(t *testing.T, n int) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	if _, err := w.Write(bytes.Repeat([]byte("x"), n)); err != nil {
+		t.Fatal(err)
+	}
+	r.SetReadDeadline(time.Now().Add(-time.Second))
+	return r, w
+}
+
+// What the command wrote before it exited is read even by a reader that
+// comes after the linger deadline.
+func TestUntilDoneReadsWhatThePipeHolds(t *testing.T) {
+	r, _ := filledPipe(t, 60000)
+	b, err := io.ReadAll(newUntilDone(r))
+	if err != nil || len(b) != 60000 {
+		t.Fatalf("read %d bytes (%v) of the 60000 in the pipe", len(b), err)
+	}
+}
+
+// A process left behind that keeps writing cannot keep the reader past
+// what the pipe held at the deadline (where the system can say; at most
+// the most a pipe holds otherwise).
+func TestUntilDoneStopsAtWhatThePipeHeld(t *testing.T) {
+	r, w := filledPipe(t, 60000)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		chunk := bytes.Repeat([]byte("y"), 4096)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	b, err := io.ReadAll(newUntilDone(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The writer may add to the pipe before the deadline is seen, up to
+	// what a new pipe holds (64 KiB on Linux).
+	want, most := 60000, 1<<16
+	if runtime.GOOS != "linux" {
+		most = 60000 + 1<<20
+	}
+	if len(b) < want || len(b) > most || bytes.ContainsRune(b[:want], 'y') {
+		t.Fatalf("read %d bytes, want %d..%d, the first %d the ones there at the deadline", len(b), want, most, want)
+	}
+}
