@@ -22,8 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/retval/retval/internal/iox"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -290,62 +289,12 @@ func passThrough(o Options) (*Result, error) {
 // returned once the command is done.
 func (p *proc) copyOut(w io.Writer, r *os.File) error {
 	defer r.Close()
-	_, err := io.Copy(w, newUntilDone(r))
+	_, err := io.Copy(w, iox.NewPipeReader(r))
 	if err != nil {
 		r.Close()
 		return fmt.Errorf("writing the command's output: %w", err)
 	}
 	return nil
-}
-
-// untilDone reads one of the command's pipes and ends where the deadline
-// set once the command has exited (see proc.reap) cuts it. The deadline
-// only ends the wait for more: what is in the pipe when it passes (all
-// the command wrote before it exited, however late this reader comes) is
-// still read, and no more, so a process left behind that keeps writing
-// cannot keep exec reading.
-type untilDone struct {
-	f    *os.File
-	left int // bytes still to read after the deadline (-1: it has not passed)
-}
-
-func newUntilDone(f *os.File) *untilDone { return &untilDone{f: f, left: -1} }
-
-func (u *untilDone) Read(b []byte) (int, error) {
-	if u.left < 0 {
-		n, err := u.f.Read(b)
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			return n, err
-		}
-		if u.left = buffered(u.f); n > 0 {
-			return n, nil
-		}
-	}
-	if u.left == 0 {
-		return 0, io.EOF
-	}
-	n, err := readNow(u.f, b[:min(len(b), u.left)])
-	if n <= 0 || err != nil {
-		u.left = 0
-		return 0, io.EOF
-	}
-	u.left -= n
-	return n, nil
-}
-
-// readNow reads what f holds without waiting: f.Read would not, once its
-// deadline has passed. The pipe is non-blocking (os.Pipe makes it so).
-func readNow(f *os.File, b []byte) (int, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	var rerr error
-	if err := rc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), b) }); err != nil {
-		return 0, err
-	}
-	return n, rerr
 }
 
 // stream is one of the command's output pipes on its way to the store.
@@ -580,7 +529,7 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, rm room, s
 	}
 	if o.Tail > 0 {
 		t := newTail(o.Tail)
-		n, err := io.Copy(t, newUntilDone(st.r))
+		n, err := io.Copy(t, iox.NewPipeReader(st.r))
 		if err != nil {
 			return nil, fmt.Errorf("reading the command's output: %w", err)
 		}
@@ -598,7 +547,7 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, rm room, s
 		}
 		return res, err
 	}
-	c := &capped{r: newUntilDone(st.r), after: L.Threshold, stop: p.stop, limit: func() int64 {
+	c := &capped{r: iox.NewPipeReader(st.r), after: L.Threshold, stop: p.stop, limit: func() int64 {
 		if rm == unknownRoom {
 			var err error
 			if rm, err = roomOf(s, ro.Run, L); err != nil {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package execute
+package iox
 
 import "os"
 

@@ -1,4 +1,4 @@
-package execute
+package iox
 
 import (
 	"bytes"
@@ -26,11 +26,11 @@ func filledPipe(t *testing.T, n int) (r, w *os.File) {
 	return r, w
 }
 
-// What the command wrote before it exited is read even by a reader that
-// comes after the linger deadline.
-func TestUntilDoneReadsWhatThePipeHolds(t *testing.T) {
+// What the writer wrote before it exited is read even by a reader that
+// comes after the deadline.
+func TestPipeReaderReadsWhatThePipeHolds(t *testing.T) {
 	r, _ := filledPipe(t, 60000)
-	b, err := io.ReadAll(newUntilDone(r))
+	b, err := io.ReadAll(NewPipeReader(r))
 	if err != nil || len(b) != 60000 {
 		t.Fatalf("read %d bytes (%v) of the 60000 in the pipe", len(b), err)
 	}
@@ -39,7 +39,7 @@ func TestUntilDoneReadsWhatThePipeHolds(t *testing.T) {
 // A process left behind that keeps writing cannot keep the reader past
 // what the pipe held at the deadline (where the system can say; at most
 // the most a pipe holds otherwise).
-func TestUntilDoneStopsAtWhatThePipeHeld(t *testing.T) {
+func TestPipeReaderStopsAtWhatThePipeHeld(t *testing.T) {
 	r, w := filledPipe(t, 60000)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -56,7 +56,7 @@ func TestUntilDoneStopsAtWhatThePipeHeld(t *testing.T) {
 			}
 		}
 	}()
-	b, err := io.ReadAll(newUntilDone(r))
+	b, err := io.ReadAll(NewPipeReader(r))
 	if err != nil {
 		t.Fatal(err)
 	}

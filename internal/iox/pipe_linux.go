@@ -1,4 +1,4 @@
-package execute
+package iox
 
 import (
 	"os"
