@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/retval/retval/internal/iox"
 )
 
 // Waits are how long shutting a server down waits: after closing its
@@ -49,7 +51,7 @@ func (e *ExitError) ExitStatus() int { return e.Status }
 // the server ended by itself with a non-zero status, or the error that
 // ended the relay.
 func RunCommand(ctx context.Context, p *Proxy, cmd *exec.Cmd, clientIn io.Reader, clientOut io.Writer, w Waits) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = serverAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -73,7 +75,7 @@ func RunCommand(ctx context.Context, p *Proxy, cmd *exec.Cmd, clientIn io.Reader
 	clientDone := make(chan error, 1)
 	serverDone := make(chan error, 1)
 	go func() { clientDone <- p.fromClient(clientIn, clientOut, stdin) }()
-	go func() { serverDone <- p.fromServer(outR, clientOut) }()
+	go func() { serverDone <- p.fromServer(iox.NewPipeReader(outR), clientOut) }()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	killGroup := func(sig syscall.Signal) { syscall.Kill(-pgid, sig) }
@@ -111,14 +113,19 @@ func RunCommand(ctx context.Context, p *Proxy, cmd *exec.Cmd, clientIn io.Reader
 		}
 	}
 	if !serverOver {
-		// Relay what it wrote before it ended, unless a child of its own
-		// keeps its stdout open.
+		// Relay what it wrote before it ended; a child of its own that
+		// keeps its stdout open is read until Drain, and then what the
+		// pipe holds is still relayed (iox.PipeReader), however long the
+		// relay of what came before takes.
+		var err error
 		select {
-		case err := <-serverDone:
-			if err != nil && relayErr == nil {
-				relayErr = err
-			}
+		case err = <-serverDone:
 		case <-w.after(w.Drain, 5*time.Second):
+			outR.SetReadDeadline(time.Now())
+			err = <-serverDone
+		}
+		if err != nil && relayErr == nil {
+			relayErr = err
 		}
 	}
 	// No process of the server's group outlives the proxy.

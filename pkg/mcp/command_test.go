@@ -118,6 +118,54 @@ func TestRunCommandServerExit(t *testing.T) {
 	}
 }
 
+// gatedWriter holds every write until gate is closed.
+type gatedWriter struct {
+	gate chan struct{}
+	syncBuffer
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	<-g.gate
+	return g.syncBuffer.Write(p)
+}
+
+// What a server wrote before it exited reaches the client even when the
+// drain wait ends while the relay is still busy with what came before:
+// the wait only bounds how long a pipe a child holds open is read.
+func TestRunCommandRelaysLastWordsPastDrain(t *testing.T) {
+	st, _ := newStore(t)
+	p := &Proxy{Tools: &Tools{Store: st, Run: "r1"}, Session: "cmd"}
+	var stderr syncBuffer
+	out := &gatedWriter{gate: make(chan struct{})}
+	c2pR, c2pW := io.Pipe()
+	defer c2pW.Close()
+	f := &fakeWaits{asked: make(chan chan time.Time, 10)}
+	done := make(chan error, 1)
+	go func() {
+		done <- RunCommand(context.Background(), p, serverCmd(t, "lastwords", &stderr), c2pR, out, f.waits())
+	}()
+	// The server has exited; the relay is held writing its first message.
+	close(<-f.asked)
+	select {
+	case err := <-done:
+		close(out.gate)
+		t.Fatalf("RunCommand returned (%v) while the relay still held the server's messages", err)
+	case <-time.After(200 * time.Millisecond): // only a wrong return is caught sooner
+	}
+	close(out.gate)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("RunCommand = %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the proxy did not end")
+	}
+	if got := out.String(); !strings.Contains(got, `"method":"x/one"`) || !strings.Contains(got, `"method":"x/two"`) || len(got) < 30<<10 {
+		t.Fatalf("the client got %d bytes: %.200q", len(got), got)
+	}
+}
+
 // A server that ignores the end of its stdin and SIGTERM is killed: close
 // stdin, wait, SIGTERM, wait, SIGKILL; the proxy ends with it.
 func TestRunCommandStubbornServer(t *testing.T) {

@@ -32,6 +32,12 @@ func TestMain(m *testing.M) {
 	case "exit3":
 		fmt.Fprintln(os.Stderr, "upstream: bad configuration")
 		os.Exit(3)
+	case "lastwords":
+		// Writes two messages that the pipe holds, and exits without
+		// reading anything.
+		fmt.Println(`{"jsonrpc":"2.0","method":"x/one"}`)
+		fmt.Printf(`{"jsonrpc":"2.0","method":"x/two","params":{"pad":"%s"}}`+"\n", strings.Repeat("x", 30<<10))
+		os.Exit(0)
 	case "stubborn":
 		// Ignores the end of its stdin and SIGTERM, as some servers do.
 		sig := make(chan os.Signal, 1)
