@@ -240,6 +240,13 @@ func TestObjectWriterSeesCollection(t *testing.T) {
 // left in the run.
 func TestObjectRacingWriters(t *testing.T) {
 	s0, raw := objectStore(t, nil)
+	// A loser waits for the winner's descriptor until the winner has
+	// committed it, not for a time a loaded machine could overrun.
+	committed := make(chan struct{})
+	var once sync.Once
+	testHookObjCommitted = func() { once.Do(func() { close(committed) }) }
+	objRacedWait = func(time.Duration) { <-committed }
+	t.Cleanup(func() { testHookObjCommitted, objRacedWait = nil, time.Sleep })
 	const n = 6
 	var wg sync.WaitGroup
 	start := make(chan struct{})

@@ -137,6 +137,11 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 // storage and checked, before its stub is made.
 var testHookObjCommitted func()
 
+// objRacedWait is how objRaced waits before it looks for the other
+// writer's descriptor again (a variable so that a test can wait for that
+// writer instead of a time).
+var objRacedWait = time.Sleep
+
 // objRaced settles a retain that found another writer's content or
 // descriptor in its way: the descriptor, once there, says whether it is
 // this value (the stub) or other bytes (conflict). A content without a
@@ -157,7 +162,7 @@ func (w *writer) objRaced(d *Descriptor, in io.Reader) (*Result, error) {
 		if !errors.Is(err, s3store.ErrNotFound) {
 			return w.fallbackAfterWrite(nil, in, err)
 		}
-		time.Sleep(wait)
+		objRacedWait(wait)
 		wait *= 2
 	}
 	return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q has content but no descriptor: another writer of the call did not finish (retain again once it has, or under a new call id; gc removes content left by a writer that died)", w.id, w.runID))
