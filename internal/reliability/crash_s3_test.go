@@ -2,7 +2,14 @@ package reliability
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +66,8 @@ func TestCrashRetainS3(t *testing.T) {
 		cmd := run("retain", "--run", runID, "--call", call, "--compress", comp, "--threshold", "1KiB",
 			"--max-value-size", "0", "--max-run-bytes", "0", "--max-run-values", "0", paths[size])
 		cmd.Stdout = new(bytes.Buffer)
+		gw := newGateway(t, srv.Endpoint)
+		cmd.Env = append(cmd.Env, "AWS_ENDPOINT_URL_S3="+gw.url)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -67,6 +76,10 @@ func TestCrashRetainS3(t *testing.T) {
 		if cmd.Wait() != nil {
 			killed++
 		}
+		// Every request of the killed retain has been answered by the
+		// server, or will never reach it: replay sees the store as it
+		// stays.
+		gw.close()
 		rep := run("replay", "--run", runID, "--call", call, paths[size])
 		out, err := rep.Output()
 		if err != nil {
@@ -96,3 +109,39 @@ func TestCrashRetainS3(t *testing.T) {
 	}
 	t.Logf("%d iterations: %d killed; %d values whole, %d debris objects, 0 lost", iters, killed, rep.Values, rep.Debris)
 }
+
+// gateway relays one process's requests to the S3 server, so that a test
+// can know when all of them are over. A request the process sent whole
+// before it was killed is still carried to the server and its answer
+// waited for (the server could otherwise commit it after the test had
+// looked); close refuses connections not yet accepted and returns once
+// every request taken is answered.
+type gateway struct {
+	url string
+	srv *http.Server
+}
+
+func newGateway(t *testing.T, upstream string) *gateway {
+	t.Helper()
+	target, err := url.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	g := &gateway{url: "http://" + ln.Addr().String(), srv: &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The client's death must not cancel what it already sent.
+			rp.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
+		}),
+		ErrorLog: log.New(io.Discard, "", 0),
+	}}
+	go g.srv.Serve(ln)
+	return g
+}
+
+func (g *gateway) close() { g.srv.Shutdown(context.Background()) }
