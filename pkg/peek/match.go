@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/retval/retval/internal/pairindex"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -56,7 +57,7 @@ func compileQuery(q string, regex, fold bool) (matcher, error) {
 			return nil, retain.Errorf(retain.CodeUsage, "a query matches within one line, so it cannot hold a newline; search for one line of it")
 		}
 		if !fold {
-			return fixed{&substring{q: []byte(q)}}, nil
+			return fixed{&substring{q: []byte(q), second: -1}}, nil
 		}
 		if f := newFolded(q); f != nil {
 			return fixed{f}, nil
@@ -292,16 +293,70 @@ func (m fixed) locate(src source, ls, le int64) (int64, int64, error) {
 type substring struct {
 	q      []byte
 	anchor int // the position in q of its rarest byte
+	// second, when ≥ 0, is the position of another of its bytes: where
+	// the rarest occurs in the value at all, candidates are the places
+	// where both stand at their distance (pairindex), far fewer than
+	// those of one byte when no byte of q is rare (ERROR in a log of
+	// DEBUG and WARN lines).
+	second int
 }
 
-func (q *substring) tune(sample []byte) { q.anchor = rarest(q.q, sample) }
-func (q *substring) maxLen() int        { return len(q.q) }
-func (q *substring) reset()             {}
-func (q *substring) clone() finder      { c := *q; return &c }
+func (q *substring) tune(sample []byte) {
+	var count [256]int
+	for _, c := range sample {
+		count[c]++
+	}
+	q.anchor, q.second = rarestOf(q.q, &count, -1), -1
+	n := count[q.q[q.anchor]]
+	if n == 0 || len(q.q) < 2 {
+		return // IndexByte on a byte the value does not hold is fastest
+	}
+	// The second byte is one of the next rarest few, the one whose pair
+	// with the anchor the sample holds least: taken where that halves the
+	// candidates at least (a common string's pairs are its matches).
+	others := make([]int, 0, len(q.q)-1)
+	for i := range q.q {
+		if i != q.anchor {
+			others = append(others, i)
+		}
+	}
+	slices.SortStableFunc(others, func(a, b int) int { return count[q.q[a]] - count[q.q[b]] })
+	limit := n / 2
+	for _, j := range others[:min(len(others), 4)] {
+		lo, hi := min(q.anchor, j), max(q.anchor, j)
+		if k := pairCount(sample, q.q[lo], q.q[hi], hi-lo, limit+1); k <= limit {
+			q.second, limit = j, k-1
+			if k == 0 {
+				break
+			}
+		}
+	}
+}
+
+// pairCount counts the places where c1 and c2 stand at distance d in p,
+// up to most.
+func pairCount(p []byte, c1, c2 byte, d, most int) int {
+	n := 0
+	for i := 0; n < most; n++ {
+		k := pairindex.Index(p[i:], c1, c2, d)
+		if k < 0 {
+			break
+		}
+		i += k + 1
+	}
+	return n
+}
+
+func (q *substring) maxLen() int   { return len(q.q) }
+func (q *substring) reset()        {}
+func (q *substring) clone() finder { c := *q; return &c }
 
 // find returns the first q in p[from:], finding candidates by the byte of
-// q at anchor.
+// q at anchor, or by the pair of bytes at anchor and second.
 func (q *substring) find(p []byte, from int) (int, int) {
+	if q.second >= 0 {
+		return q.findPair(p, from)
+	}
 	c := q.q[q.anchor]
 	for i := from; len(p)-i >= len(q.q); {
 		k := bytes.IndexByte(p[i+q.anchor:len(p)-len(q.q)+q.anchor+1], c)
@@ -310,6 +365,23 @@ func (q *substring) find(p []byte, from int) (int, int) {
 		}
 		s := i + k
 		if p[s] == q.q[0] && bytes.Equal(p[s:s+len(q.q)], q.q) {
+			return s, s + len(q.q)
+		}
+		i = s + 1
+	}
+	return -1, -1
+}
+
+func (q *substring) findPair(p []byte, from int) (int, int) {
+	lo, hi := min(q.anchor, q.second), max(q.anchor, q.second)
+	for i := from; len(p)-i >= len(q.q); {
+		// A match at s has q[lo] at s+lo and q[hi] at s+hi, s ≤ len(p)-len(q).
+		k := pairindex.Index(p[i+lo:len(p)-len(q.q)+hi+1], q.q[lo], q.q[hi], hi-lo)
+		if k < 0 {
+			return -1, -1
+		}
+		s := i + k
+		if bytes.Equal(p[s:s+len(q.q)], q.q) {
 			return s, s + len(q.q)
 		}
 		i = s + 1
@@ -457,9 +529,15 @@ func rarest(q []byte, sample []byte) int {
 	for _, c := range sample {
 		count[c]++
 	}
-	best := 0
+	return rarestOf(q, &count, -1)
+}
+
+// rarestOf returns the position in q of its byte least counted, other
+// than position not.
+func rarestOf(q []byte, count *[256]int, not int) int {
+	best := -1
 	for i := range q {
-		if count[q[i]] < count[q[best]] {
+		if i != not && (best < 0 || count[q[i]] < count[q[best]]) {
 			best = i
 		}
 	}

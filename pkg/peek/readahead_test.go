@@ -180,3 +180,41 @@ func TestSmallPeekAllocates(t *testing.T) {
 		t.Errorf("a peek of 6 bytes allocates %d bytes", per)
 	}
 }
+
+// A plain query finds exactly the places bytes.Index finds, whichever
+// bytes tune picks to look for (one, or a pair: here the alphabet is
+// small, so the query's bytes are all in the sample).
+func FuzzSubstringFind(f *testing.F) {
+	f.Add([]byte("ERRORS DEBUG WARN ERROR"), []byte("ERROR"))
+	f.Add([]byte("abababbababaab"), []byte("aab"))
+	f.Fuzz(func(t *testing.T, text, query []byte) {
+		if len(query) == 0 || len(query) > 40 {
+			return
+		}
+		abc := func(b []byte) []byte {
+			out := make([]byte, len(b))
+			for i, c := range b {
+				out[i] = "abER\n"[int(c)%5]
+			}
+			return out
+		}
+		// Long enough for the 32- and 64-byte steps of the vector scan.
+		v, q := bytes.Repeat(abc(text), 1+200/(len(text)+1)), abc(query)
+		s := &substring{q: q, second: -1}
+		s.tune(v)
+		for from := 0; from <= len(v); {
+			got, end := s.find(v, from)
+			want := bytes.Index(v[from:], q)
+			if want >= 0 {
+				want += from
+			}
+			if got != want || got >= 0 && end != got+len(q) {
+				t.Fatalf("find(%q in %q from %d) = %d, %d; want %d (anchor %d, second %d)", q, v, from, got, end, want, s.anchor, s.second)
+			}
+			if got < 0 {
+				break
+			}
+			from = got + 1
+		}
+	})
+}
