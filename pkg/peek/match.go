@@ -523,15 +523,6 @@ func (f *folded) backward(p []byte, at int) (int, bool) {
 // value changed under a search, or a matcher disagrees with itself.
 var errNoMatch = retain.Errorf(retain.CodeCorrupt, "a line found by a search does not match on a second read; run retval verify")
 
-// rarest returns the position in q of the byte that is rarest in sample.
-func rarest(q []byte, sample []byte) int {
-	var count [256]int
-	for _, c := range sample {
-		count[c]++
-	}
-	return rarestOf(q, &count, -1)
-}
-
 // rarestOf returns the position in q of its byte least counted, other
 // than position not.
 func rarestOf(q []byte, count *[256]int, not int) int {
