@@ -182,7 +182,8 @@ func perLine(re *syntax.Regexp) *syntax.Regexp {
 // fixed is a matcher of lines holding a fixed pattern: a plain substring,
 // or one under Unicode case folding. Its scan never splits the value into
 // lines: it jumps from candidate to candidate with a SIMD IndexByte on the
-// pattern's rarest byte (by the value's own byte counts), and after a match
+// pattern's rarest byte (by the value's own byte counts; or on a pair of
+// its bytes, see substring), and after a match
 // skips only the rest of that line, so a rare string costs one pass at
 // memory speed and no line bookkeeping at all. Chunks are read
 // block-aligned straight into their buffers (retain.Value.ReadBlocks), by
