@@ -183,9 +183,9 @@ func perLine(re *syntax.Regexp) *syntax.Regexp {
 // or one under Unicode case folding. Its scan never splits the value into
 // lines: it jumps from candidate to candidate with a SIMD IndexByte on the
 // pattern's rarest byte (by the value's own byte counts; or on a pair of
-// its bytes, see substring), and after a match
-// skips only the rest of that line, so a rare string costs one pass at
-// memory speed and no line bookkeeping at all. Chunks are read
+// its bytes, see substring), and after a match skips only the rest of
+// that line, so a rare string costs one pass at memory speed and no line
+// bookkeeping at all. Chunks are read
 // block-aligned straight into their buffers (retain.Value.ReadBlocks), by
 // several goroutines ahead of the scan where the value allows it
 // (chunkReader); the last maxLen-1 bytes of a chunk are kept in front of
