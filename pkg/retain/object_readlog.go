@@ -39,8 +39,9 @@ func (o *objStore) logRead(run ID, r Read) error {
 	return nil
 }
 
-// scanReads calls f with each record of run's read log, oldest first.
-func (o *objStore) scanReads(s *Store, run ID, f func(*Read)) (ReadLogInfo, error) {
+// scanReads calls f with each record of run's read log, oldest first, and
+// bad, when set, with the key of each object that is not one record.
+func (o *objStore) scanReads(s *Store, run ID, f func(*Read), bad func(key string)) (ReadLogInfo, error) {
 	var info ReadLogInfo
 	if err := o.mustExist(s, run); err != nil {
 		return info, err
@@ -65,6 +66,9 @@ func (o *objStore) scanReads(s *Store, run ID, f func(*Read)) (ReadLogInfo, erro
 		line, ok := strings.CutSuffix(string(b), "\n")
 		if err != nil || !ok || !parseRecord([]byte(line), &rec, in) {
 			info.malformed(int64(i + 1))
+			if bad != nil {
+				bad(k)
+			}
 			continue
 		}
 		info.Records++

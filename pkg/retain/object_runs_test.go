@@ -179,3 +179,30 @@ func TestObjectVerify(t *testing.T) {
 		t.Fatalf("unknown run: %v", err)
 	}
 }
+
+// verify checks the read log on object storage as locally: an object
+// under .reads/ that is not one record is a corrupt read log, named.
+func TestObjectVerifyChecksTheReadLog(t *testing.T) {
+	s, o, _ := s3Store(t)
+	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
+	s.LogRead("r", Read{Op: OpRead, Via: "peek", Value: "c1", Bytes: 10, Call: true})
+	if rep, err := s.Verify(VerifyOptions{}); err != nil || !rep.OK() {
+		t.Fatalf("a sound read log: %+v, %v", rep, err)
+	}
+	bad := readsDir + "99999999999999999999-junk"
+	if _, err := o.b.Put(o.ctx, objKey("r", bad), []byte("not a record\n")); err != nil {
+		t.Fatal(err)
+	}
+	var seen []Problem
+	rep, err := s.Verify(VerifyOptions{Problem: func(p Problem) { seen = append(seen, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Corrupt != 1 || rep.Values != 1 || len(seen) != 1 {
+		t.Fatalf("report %+v, problems %+v", rep, seen)
+	}
+	want := "the read log has 1 objects that are not records (the first is 99999999999999999999-junk): stats skips them; delete them to drop them"
+	if p := seen[0]; p.File != readsDir || p.Kind != ProblemCorrupt || p.Message != want {
+		t.Fatalf("problem %+v", p)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"strings"
 
 	"github.com/retval/retval/pkg/retain/s3store"
 )
@@ -80,8 +82,11 @@ func (o *objStore) verifyRun(s *Store, ri *RunInfo, opt *VerifyOptions, rep *Ver
 		}
 	}
 	now := s.now()
+	reads := false
 	for _, e := range ri.Entries {
 		switch {
+		case strings.HasPrefix(e.Name, readsDir):
+			reads = true
 		case e.Kind == KindValue && e.Name == metaName(e.Value):
 			rep.Values++
 			_, hasIndex := objs[linesName(e.Value)]
@@ -92,6 +97,34 @@ func (o *objStore) verifyRun(s *Store, ri *RunInfo, opt *VerifyOptions, rep *Ver
 			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e, desc[e.Value]), Bytes: e.Bytes})
 		}
 	}
+	if reads {
+		if p, ok := o.verifyReads(s, ri.Run); ok {
+			report(p)
+		}
+	}
+}
+
+// verifyReads is verifyReads on object storage: every record of the read
+// log (an object under .reads/) is one well-formed record.
+func (o *objStore) verifyReads(s *Store, run ID) (Problem, bool) {
+	p := Problem{File: readsDir, Kind: ProblemCorrupt}
+	var first string
+	info, err := o.scanReads(s, run, func(*Read) {}, func(key string) {
+		if first == "" {
+			first = key
+		}
+	})
+	switch {
+	case errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected):
+		return p, false // collected meanwhile: the caller leaves the run out
+	case err != nil:
+		p.Message = fmt.Sprintf("read log unreadable: %v", err)
+	case info.Malformed > 0:
+		p.Message = fmt.Sprintf("the read log has %d objects that are not records (the first is %s): stats skips them; delete them to drop them", info.Malformed, path.Base(first))
+	default:
+		return p, false
+	}
+	return p, true
 }
 
 // verifyValue is verifyValue on object storage.

@@ -234,7 +234,7 @@ func (s *Store) ScanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
 	if o, err := s.object(); err != nil {
 		return info, err
 	} else if o != nil {
-		return o.scanReads(s, run, f)
+		return o.scanReads(s, run, f, nil)
 	}
 	dir, err := s.lookupRun(run)
 	if err != nil {
