@@ -307,9 +307,38 @@ func (o *objStore) touch(s *Store, run ID) {
 // gc's last listing has it deleted with the run, or makes the collection
 // stop.
 func (o *objStore) undoIfCollected(run ID, key, etag string) {
-	if _, err := o.b.Stat(o.ctx, tombstoneKey(run)); err == nil {
+	if tomb, err := o.b.Stat(o.ctx, tombstoneKey(run)); err == nil && !o.staleTombstone(run, tomb) {
 		o.b.DeleteIf(o.ctx, key, etag)
 	}
+}
+
+// staleTombstone reports whether tomb, run's tombstone, was left by an
+// earlier collection of a run written into again since, whose writer
+// died before it removed the tombstone (objCommit): no collection of the
+// run is in progress, and the run holds a descriptor written after the
+// tombstone (by the server's clock, whole seconds: one of the same second
+// is taken for collected). A collection writes its tombstone before it
+// deletes anything, and a writer that commits during one undoes its
+// value, so such a descriptor is of a live run. The stale tombstone is
+// deleted, If-Match, as its writer would have: never one written since.
+func (o *objStore) staleTombstone(run ID, tomb s3store.Object) bool {
+	if _, err := o.b.Stat(o.ctx, collectingKey(run)); !errors.Is(err, s3store.ErrNotFound) {
+		return false
+	}
+	p := runPrefix(run)
+	newer := errors.New("newer")
+	err := o.b.List(o.ctx, p, func(ob s3store.Object) error {
+		name := strings.TrimPrefix(ob.Key, p)
+		if strings.HasSuffix(name, metaExt) && !strings.Contains(name, "/") && ob.Modified.After(tomb.Modified) {
+			return newer
+		}
+		return nil
+	})
+	if err != newer {
+		return false
+	}
+	o.b.DeleteIf(o.ctx, tombstoneKey(run), tomb.ETag)
+	return true
 }
 
 // nearestIDs is nearestIDs over the run's descriptors.
@@ -356,14 +385,15 @@ func sortValues(out []Descriptor) {
 	})
 }
 
-// readTombstone reads run's tombstone, if there is one.
+// readTombstone reads run's tombstone, if there is one that is not stale
+// (staleTombstone).
 func (o *objStore) readTombstone(run ID) (*Tombstone, bool) {
-	b, _, err := o.b.Get(o.ctx, tombstoneKey(run), MaxTombstoneBytes)
+	b, ob, err := o.b.Get(o.ctx, tombstoneKey(run), MaxTombstoneBytes)
 	if err != nil {
 		return nil, false
 	}
 	var t Tombstone
-	if json.Unmarshal(b, &t) != nil || t.Run != run {
+	if json.Unmarshal(b, &t) != nil || t.Run != run || o.staleTombstone(run, ob) {
 		return nil, false
 	}
 	return &t, true

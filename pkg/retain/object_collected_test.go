@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // A value opened before gc collects its run and read after: on object
@@ -170,5 +171,77 @@ func TestObjectMissingContentUnderAStaleTombstoneIsCorrupt(t *testing.T) {
 	}
 	if _, err := s.OpenValue("r", "new"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("open of a value without content: %v, want corrupt", err)
+	}
+}
+
+// A run written into again whose writer died before it removed the old
+// tombstone is live all the same: what its readers write stays, a lookup
+// of an id it does not hold is unknown_reference, and the stale
+// tombstone goes.
+func TestObjectStaleTombstoneOfALiveRun(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "old", toolOutput("old", 100))
+	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
+		t.Fatal(err)
+	}
+	tomb, err := o.b.Stat(o.ctx, tombstoneKey("r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Last-Modified has whole seconds: the new value must be of a later
+	// one to be told from the collection.
+	waitServerPast(t, o, tomb.Modified)
+	testHookObjDiesBeforeTombstone = true
+	retainAll(t, s, "r", "new", toolOutput("new", 100))
+	testHookObjDiesBeforeTombstone = false
+	if _, err := o.b.Stat(o.ctx, tombstoneKey("r")); err != nil {
+		t.Fatalf("the writer was to leave the tombstone: %v", err)
+	}
+	before := len(keysUnder(t, o, objKey("r", readsDir)))
+	s.LogRead("r", Read{Op: OpRead, Via: "peek", Value: "new", Bytes: 10, Call: true})
+	if k := keysUnder(t, o, objKey("r", readsDir)); len(k) != before+1 {
+		t.Fatalf("read records of the live run: %v, want %d", k, before+1)
+	}
+	if _, err := o.b.Stat(o.ctx, tombstoneKey("r")); err == nil {
+		t.Fatalf("the stale tombstone is still there: %v", err)
+	}
+	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected) {
+		t.Fatalf("lookup of a value the live run does not hold: %v, want unknown_reference", err)
+	}
+}
+
+// The same, the lookup first: it too finds the tombstone stale.
+func TestObjectStaleTombstoneLookup(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "old", toolOutput("old", 100))
+	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
+		t.Fatal(err)
+	}
+	tomb, err := o.b.Stat(o.ctx, tombstoneKey("r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitServerPast(t, o, tomb.Modified)
+	testHookObjDiesBeforeTombstone = true
+	retainAll(t, s, "r", "new", toolOutput("new", 100))
+	testHookObjDiesBeforeTombstone = false
+	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected) {
+		t.Fatalf("lookup of a value the live run does not hold: %v, want unknown_reference", err)
+	}
+}
+
+// waitServerPast waits until the server's clock is in a second after
+// when's (Last-Modified and Date have whole seconds).
+func waitServerPast(t *testing.T, o *objStore, when time.Time) {
+	t.Helper()
+	for {
+		n, err := o.b.Now(o.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Truncate(time.Second).After(when) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -231,16 +231,7 @@ func TestObjectLeaseIsRenewedWhileHeld(t *testing.T) {
 	}
 	// Last-Modified has whole seconds: let the server's clock pass the
 	// lease's second, or a renewal could not be told from the acquire.
-	for {
-		now, err := o.b.Now(o.ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if now.Truncate(time.Second).After(first.Modified) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitServerPast(t, o, first.Modified)
 	start := time.Now()
 	tick := make(chan time.Time)
 	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: start}

@@ -123,7 +123,7 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 		o.b.DeleteIf(o.ctx, metaKey, etag)
 		return undo(err)
 	}
-	if terr == nil {
+	if terr == nil && !testHookObjDiesBeforeTombstone {
 		// The tombstone asked about, never one written since.
 		o.b.DeleteIf(o.ctx, tombstoneKey(w.runID), tomb.ETag)
 	}
@@ -136,6 +136,11 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 // testHookObjCommitted, when set, runs once a value is committed to object
 // storage and checked, before its stub is made.
 var testHookObjCommitted func()
+
+// testHookObjDiesBeforeTombstone, when set, makes a writer on object
+// storage leave the run's tombstone in place and write no read record,
+// as one that died right after its checks.
+var testHookObjDiesBeforeTombstone bool
 
 // objRacedWait is how objRaced waits before it looks for the other
 // writer's descriptor again (a variable so that a test can wait for that

@@ -83,7 +83,7 @@ const (
 func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, error) {
 	cw := &iox.CountingWriter{W: out}
 	res, err := s.retainInput(in, cw, o)
-	if err == nil {
+	if err == nil && !testHookObjDiesBeforeTombstone {
 		s.logRetain(o, res, cw.N)
 	}
 	return res, err
