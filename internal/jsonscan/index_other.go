@@ -1,9 +1,9 @@
-//go:build !amd64
+//go:build !amd64 && !arm64
 
 package jsonscan
 
-// hasAVX2: the structural index can be built; elsewhere than amd64 the
-// scanner searches for quotes and brackets a word at a time.
-const hasAVX2 = false
+// hasVector: the structural index can be built; elsewhere than amd64 and
+// arm64 the scanner searches for quotes and brackets a word at a time.
+const hasVector = false
 
 func classify(src []byte, out []blockMasks) { panic("jsonscan: no structural index on this CPU") }

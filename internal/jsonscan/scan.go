@@ -114,7 +114,7 @@ func New(r io.ReaderAt, size int64, chunk int) *Scanner {
 	if chunk <= 0 {
 		chunk = ChunkSize
 	}
-	return &Scanner{r: r, size: size, chunk: chunk, vec: hasAVX2}
+	return &Scanner{r: r, size: size, chunk: chunk, vec: hasVector}
 }
 
 // NewAt is New for a document that lies in bytes [start, end) of r:

@@ -15,7 +15,7 @@ import (
 // scanners returns a Scanner of doc from byte at that reads the index,
 // and one that does not.
 func scanners(t *testing.T, doc []byte, at, chunk int) (indexed, words *Scanner) {
-	if !hasAVX2 {
+	if !hasVector {
 		t.Skip("no structural index on this CPU")
 	}
 	indexed = NewAt(bytes.NewReader(doc), int64(at), int64(len(doc)), chunk)

@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasAVX2: the structural index can be built (x/sys/cpu, as internal/xxh3
-// chooses its vectors).
-var hasAVX2 = cpu.X86.HasAVX2
+// hasVector: the structural index can be built with AVX2 (x/sys/cpu, as
+// internal/xxh3 chooses its vectors).
+var hasVector = cpu.X86.HasAVX2
 
 // classify fills out with the masks of src, 64 bytes to a block
 // (len(src) is 64×len(out)).
