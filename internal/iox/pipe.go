@@ -22,6 +22,10 @@ type PipeReader struct {
 // NewPipeReader returns a PipeReader of f, a pipe made by os.Pipe.
 func NewPipeReader(f *os.File) *PipeReader { return &PipeReader{f: f, left: -1} }
 
+// Cut reports whether the deadline has passed: the end of what was read
+// may then be the middle of something a writer left behind was writing.
+func (u *PipeReader) Cut() bool { return u.left >= 0 }
+
 func (u *PipeReader) Read(b []byte) (int, error) {
 	if u.left < 0 {
 		n, err := u.f.Read(b)

@@ -70,3 +70,23 @@ func TestPipeReaderStopsAtWhatThePipeHeld(t *testing.T) {
 		t.Fatalf("read %d bytes, want %d..%d, the first %d the ones there at the deadline", len(b), want, most, want)
 	}
 }
+
+// Cut says whether the deadline ended the reading.
+func TestPipeReaderCut(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w.Write([]byte("x"))
+	w.Close()
+	p := NewPipeReader(r)
+	if b, err := io.ReadAll(p); err != nil || string(b) != "x" || p.Cut() {
+		t.Fatalf("read %q, %v; cut %v: want all of it, not cut", b, err, p.Cut())
+	}
+	r2, _ := filledPipe(t, 10)
+	p = NewPipeReader(r2)
+	if b, err := io.ReadAll(p); err != nil || len(b) != 10 || !p.Cut() {
+		t.Fatalf("read %d bytes, %v; cut %v: want 10, cut", len(b), err, p.Cut())
+	}
+}

@@ -93,11 +93,16 @@ func (p *Proxy) Relay(clientIn io.Reader, clientOut io.Writer, serverIn io.Reade
 }
 
 // readFrames calls f with each newline-delimited frame of r, however long
-// (the line is grown as it comes: no line limit), until r ends.
+// (the line is grown as it comes: no line limit), until r ends. A last
+// line without its newline is a frame, unless r was cut short
+// (iox.PipeReader.Cut): then it is half of one, and dropped.
 func readFrames(r io.Reader, f func(frame []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
+		if c, ok := r.(interface{ Cut() bool }); ok && err == io.EOF && c.Cut() {
+			return nil
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			if ferr := f(line); ferr != nil {
 				return ferr

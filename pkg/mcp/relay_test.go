@@ -172,3 +172,29 @@ func TestCopiesText(t *testing.T) {
 		}
 	}
 }
+
+// cutReader is a reader whose end was a deadline's cut (iox.PipeReader).
+type cutReader struct{ io.Reader }
+
+func (cutReader) Cut() bool { return true }
+
+// A last line without its newline is a frame at the end of a server's
+// output, and half of one where the drain cut a pipe a child held open.
+func TestReadFramesDropsHalfAFrameAtACut(t *testing.T) {
+	const in = "{\"a\":1}\n{\"b\":2}\n{\"c\":"
+	for _, tc := range []struct {
+		r    io.Reader
+		want []string
+	}{
+		{strings.NewReader(in), []string{"{\"a\":1}\n", "{\"b\":2}\n", "{\"c\":"}},
+		{cutReader{strings.NewReader(in)}, []string{"{\"a\":1}\n", "{\"b\":2}\n"}},
+	} {
+		var got []string
+		if err := readFrames(tc.r, func(f []byte) error { got = append(got, string(f)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%T: frames %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}
