@@ -112,10 +112,12 @@ func TestObjectRunWrittenAgainLosesItsTombstone(t *testing.T) {
 	}
 }
 
-// A tombstone left in a live run (its new writer died before removing it)
-// does not hide that run's damage from verify: only a collection in
-// progress or a run that is gone does.
-func TestObjectVerifyReportsALiveRunUnderAStaleTombstone(t *testing.T) {
+// tombstoneOverLiveRun returns a store whose run "r" was collected (its
+// value "old" with it), written into again ("new"), and then given the
+// collection's tombstone back: a tombstone over a live run, newer than
+// its values.
+func tombstoneOverLiveRun(t *testing.T) (*Store, *objStore) {
+	t.Helper()
 	s, o, now := s3Store(t)
 	retainAll(t, s, "r", "old", toolOutput("old", 100))
 	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
@@ -126,9 +128,17 @@ func TestObjectVerifyReportsALiveRunUnderAStaleTombstone(t *testing.T) {
 		t.Fatal(err)
 	}
 	retainAll(t, s, "r", "new", toolOutput("new", 100))
-	if _, err := o.b.Put(o.ctx, tombstoneKey("r"), b); err != nil { // as if the writer died before deleting it
+	if _, err := o.b.Put(o.ctx, tombstoneKey("r"), b); err != nil {
 		t.Fatal(err)
 	}
+	return s, o
+}
+
+// A tombstone left in a live run (its new writer died before removing it)
+// does not hide that run's damage from verify: only a collection in
+// progress or a run that is gone does.
+func TestObjectVerifyReportsALiveRunUnderAStaleTombstone(t *testing.T) {
+	s, o := tombstoneOverLiveRun(t)
 	if _, err := o.b.Put(o.ctx, objKey("r", "new.txt"), bytes.ToUpper(toolOutput("new", 100))); err != nil {
 		t.Fatal(err)
 	}
@@ -145,19 +155,7 @@ func TestObjectVerifyReportsALiveRunUnderAStaleTombstone(t *testing.T) {
 // collection, even where an earlier collection's tombstone was left in the
 // run written again.
 func TestObjectMissingContentUnderAStaleTombstoneIsCorrupt(t *testing.T) {
-	s, o, now := s3Store(t)
-	retainAll(t, s, "r", "old", toolOutput("old", 100))
-	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
-		t.Fatal(err)
-	}
-	b, _, err := o.b.Get(o.ctx, tombstoneKey("r"), MaxTombstoneBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	retainAll(t, s, "r", "new", toolOutput("new", 100))
-	if _, err := o.b.Put(o.ctx, tombstoneKey("r"), b); err != nil {
-		t.Fatal(err)
-	}
+	s, o := tombstoneOverLiveRun(t)
 	v, err := s.OpenValue("r", "new")
 	if err != nil {
 		t.Fatal(err)
