@@ -326,15 +326,14 @@ func (o *objStore) staleTombstone(run ID, tomb s3store.Object) bool {
 		return false
 	}
 	p := runPrefix(run)
-	newer := errors.New("newer")
 	err := o.b.List(o.ctx, p, func(ob s3store.Object) error {
 		name := strings.TrimPrefix(ob.Key, p)
-		if strings.HasSuffix(name, metaExt) && !strings.Contains(name, "/") && ob.Modified.After(tomb.Modified) {
-			return newer
+		if id, ok := valueOf(name); ok && name == metaName(id) && ob.Modified.After(tomb.Modified) {
+			return errStop // a descriptor written since
 		}
 		return nil
 	})
-	if err != newer {
+	if !errors.Is(err, errStop) {
 		return false
 	}
 	o.b.DeleteIf(o.ctx, tombstoneKey(run), tomb.ETag)
