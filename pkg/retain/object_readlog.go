@@ -60,8 +60,13 @@ func (o *objStore) scanReads(s *Store, run ID, f func(*Read), bad func(key strin
 	in := interner{}
 	for i, k := range keys { // listed in key order: time order
 		b, _, err := o.b.Get(o.ctx, k, MaxReadRecord)
-		if errors.Is(err, s3store.ErrNotFound) {
+		switch {
+		case errors.Is(err, s3store.ErrNotFound):
 			continue // collected meanwhile
+		case err != nil && !errors.Is(err, s3store.ErrTooLarge):
+			// Not read is not malformed: verify would have the user
+			// delete a record a failed request did not show.
+			return info, o.ioErr(err)
 		}
 		line, ok := strings.CutSuffix(string(b), "\n")
 		if err != nil || !ok || !parseRecord([]byte(line), &rec, in) {

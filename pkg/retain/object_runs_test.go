@@ -206,3 +206,27 @@ func TestObjectVerifyChecksTheReadLog(t *testing.T) {
 		t.Fatalf("problem %+v", p)
 	}
 }
+
+// A read record that cannot be fetched is an I/O error, not a record that
+// is not one: verify must not have the user delete what a failed request
+// did not show, and stats must not count it out silently.
+func TestObjectReadLogRecordNotFetchedIsIOError(t *testing.T) {
+	rec := &recorder{}
+	s, _ := objectStore(t, rec)
+	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
+	s.LogRead("r", Read{Op: OpRead, Via: "peek", Value: "c1", Bytes: 10, Call: true})
+	rec.mu.Lock()
+	rec.fail = func(method, key string) bool { return method == "GET" && strings.Contains(key, "/"+readsDir) }
+	rec.mu.Unlock()
+	var seen []Problem
+	rep, err := s.Verify(VerifyOptions{Problem: func(p Problem) { seen = append(seen, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Corrupt != 1 || len(seen) != 1 || !strings.HasPrefix(seen[0].Message, "read log unreadable: ") {
+		t.Fatalf("report %+v, problems %+v", rep, seen)
+	}
+	if _, err := s.ScanReads("r", func(*Read) {}); err == nil || CodeOf(err) != CodeIO {
+		t.Fatalf("ScanReads = %v, want an I/O error", err)
+	}
+}
