@@ -15,6 +15,14 @@
 	VADDP V4.B16, V4.B16, V4.B16; \
 	VMOV  V4.D[0], R
 
+// EQ4 sets V4-V7 to the byte masks of the block's vectors V0-V3 equal
+// to the bytes of V.
+#define EQ4(V) \
+	VCMEQ V.B16, V0.B16, V4.B16; \
+	VCMEQ V.B16, V1.B16, V5.B16; \
+	VCMEQ V.B16, V2.B16, V6.B16; \
+	VCMEQ V.B16, V3.B16, V7.B16
+
 // func classifyNEON(src unsafe.Pointer, blocks int, out *blockMasks)
 // For each block of 64 bytes: the masks of '"', '\\', c|0x26 == 0x7f and
 // ',', as classifyBytes computes them.
@@ -40,16 +48,10 @@ TEXT ·classifyNEON(SB), NOSPLIT, $0-24
 loop:
 	VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16]
 
-	VCMEQ V8.B16, V0.B16, V4.B16
-	VCMEQ V8.B16, V1.B16, V5.B16
-	VCMEQ V8.B16, V2.B16, V6.B16
-	VCMEQ V8.B16, V3.B16, V7.B16
+	EQ4(V8)
 	MASK(R4)
 
-	VCMEQ V9.B16, V0.B16, V4.B16
-	VCMEQ V9.B16, V1.B16, V5.B16
-	VCMEQ V9.B16, V2.B16, V6.B16
-	VCMEQ V9.B16, V3.B16, V7.B16
+	EQ4(V9)
 	MASK(R5)
 
 	VORR  V10.B16, V0.B16, V4.B16
@@ -62,10 +64,7 @@ loop:
 	VCMEQ V11.B16, V7.B16, V7.B16
 	MASK(R6)
 
-	VCMEQ V12.B16, V0.B16, V4.B16
-	VCMEQ V12.B16, V1.B16, V5.B16
-	VCMEQ V12.B16, V2.B16, V6.B16
-	VCMEQ V12.B16, V3.B16, V7.B16
+	EQ4(V12)
 	MASK(R7)
 
 	STP  (R4, R5), 0(R2)
