@@ -165,8 +165,9 @@ func (c *Collection) checkLease() error { return c.s.gcLease.Load().check() }
 
 // testHookObjCollecting, when set, runs at the named steps of a
 // collection on object storage ("marked": the marker is there, the run
-// not yet listed again; "deleted": the run's keys are deleted, the marker
-// not yet).
+// not yet listed again; "committed": the tombstone is written, nothing
+// deleted yet; "deleted": the run's keys are deleted, the marker not
+// yet).
 var testHookObjCollecting func(step string, run ID)
 
 func hookCollecting(step string, run ID) {
@@ -269,6 +270,7 @@ func (c *Collection) collectRun(ri *RunInfo, t Tombstone) error {
 		return fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", run, err)
 	}
 	committed = true
+	hookCollecting("committed", run)
 	if err := c.deleteRun(run, objs); err != nil {
 		return fmt.Errorf("run %s is collected, but deleting its objects failed: %w (the next gc finishes it)", run, err)
 	}

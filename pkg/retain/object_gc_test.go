@@ -256,3 +256,48 @@ func TestObjectLeaseIsRenewedWhileHeld(t *testing.T) {
 		t.Fatal("a released lease is still there")
 	}
 }
+
+// The same bytes retained again while gc collects their run: the value is
+// still there when the retain looks, but a collection in progress deletes
+// it next. No stub may name it then: the input goes out verbatim, as for a
+// new value (TestObjectWriterRacingACollectionFallsBack).
+func TestObjectRetainAgainRacingACollectionFallsBack(t *testing.T) {
+	for _, step := range []string{"marked", "committed"} {
+		t.Run(step, func(t *testing.T) {
+			s, _, now := s3Store(t)
+			in := toolOutput("old", 2000)
+			retainAll(t, s, "r", "old", in)
+			ri := idleScan(t, s, now, "r")
+			var res *Result
+			var out bytes.Buffer
+			setHook(t, func(at string, run ID) {
+				if at != step {
+					return
+				}
+				var err error
+				res, err = s.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "old", Limits: DefaultLimits()})
+				if err != nil {
+					t.Errorf("retain again: %v", err)
+				}
+			})
+			err := collect(t, s, ri)
+			var changed *RunChangedError
+			if err != nil && !errors.As(err, &changed) {
+				t.Fatalf("collect: %v", err)
+			}
+			if res == nil {
+				t.Fatal("the retain did not run")
+			}
+			v, verr := s.OpenValue("r", "old")
+			if verr == nil {
+				v.Close()
+			}
+			switch {
+			case res.Retained && verr != nil:
+				t.Fatalf("the retain again printed a stub of a value that is gone: %v", verr)
+			case !res.Retained && !bytes.Equal(out.Bytes(), in):
+				t.Fatalf("the retain again printed %d bytes, want its input verbatim", out.Len())
+			}
+		})
+	}
+}

@@ -173,12 +173,34 @@ func (w *writer) objRaced(d *Descriptor, in io.Reader) (*Result, error) {
 	return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q has content but no descriptor: another writer of the call did not finish (retain again once it has, or under a new call id; gc removes content left by a writer that died)", w.id, w.runID))
 }
 
+// objMarked is the error of a retain into a run that gc is collecting
+// (its marker is there), nil when it is not.
+func (w *writer) objMarked() error {
+	o := w.obj
+	_, err := o.b.Stat(o.ctx, collectingKey(w.runID))
+	switch {
+	case err == nil:
+		return fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", w.runID)
+	case errors.Is(err, s3store.ErrNotFound):
+		return nil
+	}
+	return err
+}
+
 // objAgain is again on object storage: the stored value is taken as it is
 // when its content is there at the recorded size (every read checks its
 // bytes); content that is missing or of another size is uploaded again
-// from this input, which has the same SHA-256.
+// from this input, which has the same SHA-256. As for a new value, no
+// stub names it while gc collects the run: the marker is asked first,
+// then the content, so content found there was not deleted by a
+// collection that began before (it had finished); a restored value is
+// asked again after its writes, which a collection that begins later
+// sees, and stops for.
 func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Reader) (*Result, error) {
 	o := w.obj
+	if err := w.objMarked(); err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
+	}
 	oldKey := objKey(w.runID, contentName(w.id, old.Compression))
 	if st, err := o.b.Stat(o.ctx, oldKey); err == nil && st.Size == old.StoredBytes {
 		o.touch(w.store, w.runID)
@@ -213,8 +235,32 @@ func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Rea
 		}
 		return nil
 	}
+	// The restored value whole, after its writes and no marker.
+	check := func() error {
+		if err := w.objMarked(); err != nil {
+			return err
+		}
+		var st s3store.Object
+		var serr error
+		var wg sync.WaitGroup
+		wg.Go(func() { st, serr = o.b.Stat(o.ctx, objKey(w.runID, contentName(w.id, old.Compression))) })
+		_, derr := o.b.Stat(o.ctx, objKey(w.runID, metaName(w.id)))
+		wg.Wait()
+		switch {
+		case derr != nil:
+			return derr
+		case serr != nil:
+			return serr
+		case st.Size != old.StoredBytes:
+			return fmt.Errorf("content holds %d bytes, %d were written", st.Size, old.StoredBytes)
+		}
+		return nil
+	}
 	if err := restore(); err != nil {
 		return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", w.id, w.runID, err))
+	}
+	if err := check(); err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
 	}
 	return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
 }
