@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/retval/retval/pkg/retain/s3store"
 )
 
 // idle makes the store's clock say every run is idle, and scans run.
@@ -299,5 +303,110 @@ func TestObjectRetainAgainRacingACollectionFallsBack(t *testing.T) {
 				t.Fatalf("the retain again printed %d bytes, want its input verbatim", out.Len())
 			}
 		})
+	}
+}
+
+// recordedStore is a second Store on o's bucket and prefix, as another
+// process would open it, whose requests go through rec.
+func recordedStore(t *testing.T, o *objStore, rec *recorder) *Store {
+	t.Helper()
+	c, err := s3store.ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.HTTPClient = &http.Client{Transport: rec}
+	return OpenBucket(s3store.Open(o.b.Location(), c))
+}
+
+// A writer's checks after its commit are answered in an order of the
+// server's: the marker's answer may come after gc has deleted the run
+// and its marker, while the content was asked and found before those
+// deletions. A stub then names a value that is gone. The content must be
+// asked only once the marker is known to be absent: a collection that
+// began before has then finished, and what it deletes is gone already.
+func TestObjectWriterAsksForTheMarkerBeforeItsContent(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "old", toolOutput("old", 100))
+	ri := idleScan(t, s, now, "r")
+	rec := &recorder{}
+	ws := recordedStore(t, o, rec)
+	content, meta, marker := "/"+objKey("r", "new.txt"), "/"+objKey("r", metaName("new")), "/"+collectingKey("r")
+	uploading, upload := make(chan struct{}), make(chan struct{})
+	markerAsked, collected := make(chan struct{}), make(chan struct{})
+	contentAsked, contentSeen := make(chan struct{}), make(chan struct{})
+	var committed bool // set and read on the writer's requests, one after another until its checks
+	var mu sync.Mutex
+	rec.before = func(req *http.Request) {
+		p := req.URL.Path
+		switch {
+		case req.Method == http.MethodPut && strings.HasSuffix(p, content):
+			close(uploading)
+			<-upload
+		case req.Method == http.MethodPut && strings.HasSuffix(p, meta):
+			mu.Lock()
+			committed = true
+			mu.Unlock()
+		case req.Method == http.MethodHead && strings.HasSuffix(p, content):
+			close(contentAsked)
+		case req.Method == http.MethodHead && strings.HasSuffix(p, marker):
+			mu.Lock()
+			after := committed
+			mu.Unlock()
+			if after {
+				close(markerAsked)
+				<-collected
+			}
+		}
+	}
+	rec.after = func(method, key string, status int) {
+		if method == http.MethodHead && strings.HasSuffix(key, content) {
+			close(contentSeen)
+		}
+	}
+	in := toolOutput("new", 2000)
+	var res *Result
+	var werr error
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, werr = ws.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "new", Limits: DefaultLimits()})
+	}()
+	<-uploading // the writer found no marker before its upload
+	setHook(t, func(at string, run ID) {
+		if at != "committed" {
+			return
+		}
+		// The tombstone is written, nothing deleted: the writer uploads
+		// and commits now, and asks its checks.
+		close(upload)
+		<-markerAsked
+		// A writer that asked for its content beside the marker has
+		// that answer before the deletions.
+		select {
+		case <-contentAsked:
+			<-contentSeen
+		default:
+		}
+	})
+	if err := collect(t, s, ri); err != nil {
+		t.Fatalf("collect: %v", err)
+	}
+	close(collected)
+	<-done
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	if res.Retained {
+		v, err := s.OpenValue("r", "new")
+		if err != nil {
+			t.Fatalf("the writer printed a stub of a value gc deleted: %v", err)
+		}
+		v.Close()
+	} else if !bytes.Equal(out.Bytes(), in) {
+		t.Fatalf("the writer printed %d bytes, want its input verbatim", out.Len())
+	}
+	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrCollected) {
+		t.Fatalf("lookup in the collected run: %v, want collected", err)
 	}
 }

@@ -92,26 +92,25 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 	}
 	// Committed. Before a stub names it: no gc may be collecting the run
 	// (its marker is written before it lists the run again), and the
-	// content must still be there. A tombstone of the run is asked too:
-	// once both checks pass, the run lives again, and its tombstone goes,
-	// as locally when the run's directory is made anew.
-	// (All asked at once: each is one round trip, and all follow the
-	// commit.)
+	// content must still be there after that — asked once the marker's
+	// answer is in: asked at once, the server may answer the content
+	// before a collection's deletions and the marker after it is gone. A
+	// tombstone of the run is asked beside the content: once both checks
+	// pass, the run lives again, and its tombstone goes, as locally when
+	// the run's directory is made anew.
 	var tomb s3store.Object
 	var terr error
 	check := func() error {
+		if err := w.objMarked(); err != nil {
+			return err
+		}
 		var st s3store.Object
 		var serr error
 		var wg sync.WaitGroup
-		wg.Go(func() { st, serr = o.b.Stat(o.ctx, contentKey) })
 		wg.Go(func() { tomb, terr = o.b.Stat(o.ctx, tombstoneKey(w.runID)) })
-		_, merr := o.b.Stat(o.ctx, collectingKey(w.runID))
+		st, serr = o.b.Stat(o.ctx, contentKey)
 		wg.Wait()
 		switch {
-		case merr == nil:
-			return fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", w.runID)
-		case !errors.Is(merr, s3store.ErrNotFound):
-			return merr
 		case serr != nil:
 			return serr
 		case st.Size != stored:
