@@ -317,28 +317,43 @@ func (o *objStore) undoIfCollected(run ID, key, etag string) {
 // died before it removed the tombstone (objCommit): no collection of the
 // run is in progress, and the run holds a descriptor written after the
 // tombstone (by the server's clock, whole seconds: one of the same second
-// is taken for collected). A collection writes its tombstone before it
-// deletes anything, and a writer that commits during one undoes its
-// value, so such a descriptor is of a live run. The stale tombstone is
-// deleted, If-Match, as its writer would have: never one written since.
+// is taken for collected) and at least settledAfter before now. A
+// collection writes its tombstone before it deletes anything, and a
+// writer that commits during one undoes its value — but only after its
+// checks, and the collection's marker may be gone by then: a descriptor
+// younger than that may yet be taken back, and tells nothing. An older
+// one is of a live run. The stale tombstone is deleted, If-Match, as its
+// writer would have: never one written since.
 func (o *objStore) staleTombstone(run ID, tomb s3store.Object) bool {
 	if _, err := o.b.Stat(o.ctx, collectingKey(run)); !errors.Is(err, s3store.ErrNotFound) {
 		return false
 	}
 	p := runPrefix(run)
+	var first time.Time // the oldest descriptor written since
 	err := o.b.List(o.ctx, p, func(ob s3store.Object) error {
 		name := strings.TrimPrefix(ob.Key, p)
-		if id, ok := valueOf(name); ok && name == metaName(id) && ob.Modified.After(tomb.Modified) {
-			return errStop // a descriptor written since
+		if id, ok := valueOf(name); ok && name == metaName(id) && ob.Modified.After(tomb.Modified) && (first.IsZero() || ob.Modified.Before(first)) {
+			first = ob.Modified
 		}
 		return nil
 	})
-	if !errors.Is(err, errStop) {
+	if err != nil || first.IsZero() {
+		return false
+	}
+	if now, err := o.b.Now(o.ctx); err != nil || now.Sub(first) < settledAfter {
 		return false
 	}
 	o.b.DeleteIf(o.ctx, tombstoneKey(run), tomb.ETag)
 	return true
 }
+
+// settledAfter is how long after its descriptor was written a writer has
+// settled its value: one whose checks failed takes the descriptor back a
+// round trip or two after them, so one still there this long after was
+// kept, or left by a writer that died. (A writer stalled longer between
+// its commit and taking it back is taken for dead, as gc is past its
+// lease.) A variable so that a test need not wait that long.
+var settledAfter = LeaseTTL
 
 // nearestIDs is nearestIDs over the run's descriptors.
 func (o *objStore) nearestIDs(run ID, id string) []ID {

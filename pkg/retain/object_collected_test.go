@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -190,12 +192,21 @@ func staleTombstoneRun(t *testing.T) (*Store, *objStore) {
 	// one to be told from the collection.
 	waitServerPast(t, o, tomb.Modified)
 	testHookObjDiesBeforeTombstone = true
-	t.Cleanup(func() { testHookObjDiesBeforeTombstone = false })
+	t.Cleanup(func() { testHookObjDiesBeforeTombstone, settledAfter = false, LeaseTTL })
 	retainAll(t, s, "r", "new", toolOutput("new", 100))
 	testHookObjDiesBeforeTombstone = false
 	if _, err := o.b.Stat(o.ctx, tombstoneKey("r")); err != nil {
 		t.Fatalf("the writer was to leave the tombstone: %v", err)
 	}
+	// The writer is long dead by the time the run is read: its value is
+	// older than settledAfter, which the test makes none, by the
+	// server's clock (whose Date may lag a Last-Modified).
+	d, err := o.b.Stat(o.ctx, objKey("r", metaName("new")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledAfter = 0
+	waitServerPast(t, o, d.Modified)
 	return s, o
 }
 
@@ -238,5 +249,78 @@ func waitServerPast(t *testing.T, o *objStore, when time.Time) {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A writer that commits into a run while gc collects it sees the marker
+// and takes its value back; until it has, its descriptor is newer than
+// the collection's tombstone, and once the marker is gone nothing else
+// tells the run from one written again. A reader in that moment must not
+// take the tombstone for a stale one: deleted, the collected run would
+// answer unknown_reference for good, and the reader's write would be left
+// in it.
+func TestObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "old", toolOutput("old", 100))
+	ri := idleScan(t, s, now, "r")
+	rec := &recorder{}
+	ws := recordedStore(t, o, rec)
+	content, meta := "/"+objKey("r", "new.txt"), "/"+objKey("r", metaName("new"))
+	uploading, upload := make(chan struct{}), make(chan struct{})
+	undoing, undo := make(chan struct{}), make(chan struct{})
+	rec.before = func(req *http.Request) {
+		p := req.URL.Path
+		switch {
+		case req.Method == http.MethodPut && strings.HasSuffix(p, content):
+			close(uploading)
+			<-upload
+		case req.Method == http.MethodDelete && strings.HasSuffix(p, meta):
+			close(undoing)
+			<-undo
+		}
+	}
+	in := toolOutput("new", 2000)
+	var res *Result
+	var werr error
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, werr = ws.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "new", Limits: DefaultLimits()})
+	}()
+	<-uploading // the writer found no marker before its upload
+	setHook(t, func(at string, run ID) {
+		if at != "deleted" {
+			return
+		}
+		// The run's keys are deleted, the marker not yet: the writer
+		// commits now, in a second after the tombstone's, finds the
+		// marker, and is about to take its descriptor back.
+		tomb, err := o.b.Stat(o.ctx, tombstoneKey("r"))
+		if err != nil {
+			t.Error(err)
+		}
+		waitServerPast(t, o, tomb.Modified)
+		close(upload)
+		<-undoing
+	})
+	if err := collect(t, s, ri); err != nil {
+		t.Fatalf("collect: %v", err)
+	}
+	// The marker is gone, the writer's descriptor not yet.
+	s.LogRead("r", Read{Op: OpRead, Via: "peek", Value: "old", Bytes: 10, Call: true})
+	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrCollected) {
+		t.Errorf("lookup while the writer takes its value back: %v, want collected", err)
+	}
+	close(undo)
+	<-done
+	if werr != nil || res.Retained || !bytes.Equal(out.Bytes(), in) {
+		t.Fatalf("the writer: %+v, %v; want its input verbatim", res, werr)
+	}
+	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrCollected) {
+		t.Fatalf("lookup in the collected run: %v, want collected", err)
+	}
+	if k := keysUnder(t, o, runPrefix("r")); len(k) != 0 {
+		t.Fatalf("left in the collected run: %v", k)
 	}
 }
