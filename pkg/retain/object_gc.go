@@ -191,7 +191,14 @@ func (c *Collection) mark(run ID) error {
 	return o.ioErr(err)
 }
 
+// unmark deletes run's collection marker, as every change of a
+// collection only while the lease is held: a gc past its lease leaves
+// the marker (the next gc deletes it), for the gc that holds the lease
+// now may have marked the run for a collection of its own.
 func (c *Collection) unmark(run ID) error {
+	if err := c.checkLease(); err != nil {
+		return err
+	}
 	o := c.obj
 	return o.ioErr(o.b.Delete(o.ctx, collectingKey(run)))
 }
@@ -378,6 +385,9 @@ func (c *Collection) emptyTrash(name string) error {
 			}
 			if _, err := o.b.AbortUploads(o.ctx, runPrefix(m.Run)); err != nil {
 				return o.ioErr(err)
+			}
+			if err := c.checkLease(); err != nil {
+				return err
 			}
 		}
 		return o.ioErr(o.b.Delete(o.ctx, m.Key))

@@ -410,3 +410,36 @@ func TestObjectWriterAsksForTheMarkerBeforeItsContent(t *testing.T) {
 		t.Fatalf("lookup in the collected run: %v, want collected", err)
 	}
 }
+
+// A gc that lost its lease while collecting a run stops before its next
+// change, and that change includes deleting the run's marker: the gc
+// that holds the lease by then may have marked the run for its own
+// collection (a marker it finds is taken over as one a stopped gc left),
+// and without it a writer could commit into a run that gc is deleting.
+func TestObjectCollectorPastItsLeaseLeavesTheMarker(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "old", toolOutput("old", 100))
+	ri := idleScan(t, s, now, "r")
+	theirs := []byte(`{"run":"r","holder":"the gc that holds the lease now"}` + "\n")
+	setHook(t, func(at string, run ID) {
+		if at != "marked" {
+			return
+		}
+		// This gc stalled past its lease; another took it over and
+		// marked the run.
+		l := s.gcLease.Load()
+		l.mu.Lock()
+		l.lost = errors.New("taken over")
+		l.mu.Unlock()
+		if _, err := o.b.Put(o.ctx, collectingKey("r"), theirs); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := collect(t, s, ri); !errors.Is(err, ErrBusy) {
+		t.Fatalf("collect past the lease: %v, want busy", err)
+	}
+	b, _, err := o.b.Get(o.ctx, collectingKey("r"), 4<<10)
+	if err != nil || !bytes.Equal(b, theirs) {
+		t.Fatalf("the marker of the gc that holds the lease: %q, %v", b, err)
+	}
+}
