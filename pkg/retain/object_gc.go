@@ -41,10 +41,17 @@ type objLease struct {
 	done chan struct{}
 	tick <-chan time.Time // when to renew; nil: every third of the TTL
 
-	mu      sync.Mutex
-	lost    error
-	renewed time.Time // this process's clock at the last successful write
+	mu   sync.Mutex
+	lost error
+	// renewed is this process's clock when the last successful write of
+	// the lease was sent: the server took it after that, whenever its
+	// answer came back.
+	renewed time.Time
 }
+
+// leaseNow is the clock gc judges its lease by (a variable so that a
+// test can make a request take time without waiting for it).
+var leaseNow = time.Now
 
 func (l *objLease) check() error {
 	if l == nil {
@@ -52,8 +59,8 @@ func (l *objLease) check() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.lost == nil && time.Since(l.renewed) > l.l.TTL*9/10 {
-		l.lost = fmt.Errorf("not renewed for %s", time.Since(l.renewed).Round(time.Second))
+	if since := leaseNow().Sub(l.renewed); l.lost == nil && since > l.l.TTL*9/10 {
+		l.lost = fmt.Errorf("not renewed for %s", since.Round(time.Second))
 	}
 	if l.lost != nil {
 		return Errorf(CodeBusy, "gc lost its lease on %s (%v): stopped before its next change; run gc again", l.o.b.Location(), l.lost)
@@ -74,12 +81,13 @@ func (l *objLease) renewLoop() {
 			return
 		case <-l.tick:
 		}
+		sent := leaseNow()
 		err := l.l.Renew(l.o.ctx)
 		l.mu.Lock()
 		if err != nil && l.lost == nil {
 			l.lost = err
 		} else if err == nil {
-			l.renewed = time.Now()
+			l.renewed = sent
 		}
 		stop := l.lost != nil
 		l.mu.Unlock()
@@ -137,6 +145,7 @@ func (o *objStore) lockCollector(s *Store, create bool) (*CollectorLock, error) 
 		}
 		return &CollectorLock{}, nil
 	}
+	sent := leaseNow()
 	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
 	var held *s3store.HeldError
 	if errors.As(err, &held) {
@@ -145,7 +154,7 @@ func (o *objStore) lockCollector(s *Store, create bool) (*CollectorLock, error) 
 	if err != nil {
 		return nil, o.ioErr(err)
 	}
-	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), renewed: time.Now()}
+	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), renewed: sent}
 	go ol.renewLoop()
 	s.gcLease.Store(ol)
 	return &CollectorLock{lease: ol}, nil

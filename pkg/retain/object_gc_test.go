@@ -443,3 +443,42 @@ func TestObjectCollectorPastItsLeaseLeavesTheMarker(t *testing.T) {
 		t.Fatalf("the marker of the gc that holds the lease: %q, %v", b, err)
 	}
 }
+
+// A renewal rewrites the lease when the server takes it, and the lease
+// lasts its TTL from then: a renewal whose answer comes back late has
+// used up that much of it. gc judges its lease from when it sent the
+// renewal, or it would go on working after another gc may have taken
+// the lease over. The clock is the test's: the renewal's answer takes
+// most of the TTL to come back.
+func TestObjectLeaseCountsFromTheRenewalSent(t *testing.T) {
+	rec := &recorder{}
+	s, _ := objectStore(t, rec)
+	o := s.obj
+	var mu sync.Mutex
+	clock := time.Now()
+	leaseNow = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return clock
+	}
+	t.Cleanup(func() { leaseNow = time.Now })
+	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.after = func(method, key string, status int) {
+		if method == http.MethodPut && strings.HasSuffix(key, "/"+leaseKey) {
+			mu.Lock()
+			clock = clock.Add(LeaseTTL * 95 / 100)
+			mu.Unlock()
+		}
+	}
+	tick := make(chan time.Time)
+	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: leaseNow()}
+	go ol.renewLoop()
+	tick <- time.Now()
+	ol.release() // once the renewal is recorded
+	if err := ol.check(); !errors.Is(err, ErrBusy) {
+		t.Fatalf("the lease after a renewal answered %v late: %v, want lost", LeaseTTL*95/100, err)
+	}
+}
