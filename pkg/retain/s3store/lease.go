@@ -2,6 +2,8 @@ package s3store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,15 +21,27 @@ type Lease struct {
 	b       *Bucket
 	key     string
 	etag    string
+	token   string // this lease's own, in its body (leaseBody)
 	Holder  string
 	TTL     time.Duration
 	Renewed time.Time // the server's clock at the last write
 }
 
-// leaseBody is what the lease object holds: who, and for how long.
+// leaseBody is what the lease object holds: who, and for how long. The
+// token is random, one per lease: a server's ETag is a digest of the
+// body, and two holders of one name (two in one process, or two
+// containers with one hostname, each pid 1) would otherwise write the
+// same bytes, and the one whose lease was taken over would still match
+// the other's ETag.
 type leaseBody struct {
 	Holder string `json:"holder"`
 	TTLMs  int64  `json:"ttl_ms"`
+	Token  string `json:"token,omitempty"`
+}
+
+func (l *Lease) body() []byte {
+	b, _ := json.Marshal(leaseBody{Holder: l.Holder, TTLMs: l.TTL.Milliseconds(), Token: l.token})
+	return b
 }
 
 // HeldError says who holds a lease that could not be taken, and until
@@ -54,11 +68,10 @@ const maxLeaseBytes = 4 << 10
 // lease is taken over with If-Match on the ETag read, so of several
 // takers exactly one wins.
 func (b *Bucket) AcquireLease(ctx context.Context, key, holder string, ttl time.Duration) (*Lease, error) {
-	body, err := json.Marshal(leaseBody{Holder: holder, TTLMs: ttl.Milliseconds()})
-	if err != nil {
-		return nil, err
-	}
-	l := &Lease{b: b, key: key, Holder: holder, TTL: ttl}
+	var token [8]byte
+	rand.Read(token[:])
+	l := &Lease{b: b, key: key, token: hex.EncodeToString(token[:]), Holder: holder, TTL: ttl}
+	body := l.body()
 	etag, err := b.Create(ctx, key, body)
 	if err == nil {
 		l.etag = etag
@@ -116,8 +129,7 @@ func (l *Lease) stamp(ctx context.Context) error {
 // Renew extends the lease by its TTL from now; ErrLeaseLost (wrapped) if
 // it is no longer this holder's.
 func (l *Lease) Renew(ctx context.Context) error {
-	body, _ := json.Marshal(leaseBody{Holder: l.Holder, TTLMs: l.TTL.Milliseconds()})
-	etag, err := l.b.Replace(ctx, l.key, body, l.etag)
+	etag, err := l.b.Replace(ctx, l.key, l.body(), l.etag)
 	if errors.Is(err, ErrChanged) {
 		return &Error{Op: "lease", Key: l.key, Err: ErrLeaseLost}
 	}

@@ -553,3 +553,32 @@ func TestUploadPartsAtOnce(t *testing.T) {
 		t.Fatalf("Stat = %+v, %v", o, err)
 	}
 }
+
+// Two holders of one name (two gc of one process, or of two containers
+// that share a hostname and each run as pid 1) write the same lease
+// bytes, and a server's ETag is their digest: a holder whose lease was
+// taken over by the other must still find it lost, not renew it over
+// the other's.
+func TestLeaseTakenOverUnderTheSameName(t *testing.T) {
+	b, _ := newBucket(t)
+	c := ctx(t)
+	l, err := b.AcquireLease(c, ".retval/gc.lease", "gc on h, pid 1", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.skew = 2 * time.Hour // past its TTL by the server's clock
+	l2, err := b.AcquireLease(c, ".retval/gc.lease", "gc on h, pid 1", time.Hour)
+	b.skew = 0
+	if err != nil {
+		t.Fatalf("taking the expired lease over: %v", err)
+	}
+	if err := l.Renew(c); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("renewing a lease taken over under the same name: %v, want ErrLeaseLost", err)
+	}
+	if err := l.Release(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Renew(c); err != nil {
+		t.Fatalf("the holder's renewal after the lost one released: %v", err)
+	}
+}
