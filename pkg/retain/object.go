@@ -317,7 +317,9 @@ func (o *objStore) undoIfCollected(run ID, key, etag string) {
 // died before it removed the tombstone (objCommit): no collection of the
 // run is in progress, and the run holds a descriptor written after the
 // tombstone (by the server's clock, whole seconds: one of the same second
-// is taken for collected) and at least settledAfter before now. A
+// is taken for collected) and at least settledAfter before now, with its
+// content beside it (a writer that died after its commit into a run
+// being collected may leave a descriptor whose content gc deleted). A
 // collection writes its tombstone before it deletes anything, and a
 // writer that commits during one undoes its value — but only after its
 // checks, and the collection's marker may be gone by then: a descriptor
@@ -328,16 +330,23 @@ func (o *objStore) staleTombstone(run ID, tomb s3store.Object) bool {
 	if _, err := o.b.Stat(o.ctx, collectingKey(run)); !errors.Is(err, s3store.ErrNotFound) {
 		return false
 	}
-	p := runPrefix(run)
-	var first time.Time // the oldest descriptor written since
-	err := o.b.List(o.ctx, p, func(ob s3store.Object) error {
-		name := strings.TrimPrefix(ob.Key, p)
-		if id, ok := valueOf(name); ok && name == metaName(id) && ob.Modified.After(tomb.Modified) && (first.IsZero() || ob.Modified.Before(first)) {
+	objs, err := o.runObjects(run)
+	if err != nil {
+		return false
+	}
+	var first time.Time // the oldest value written since
+	for name, ob := range objs {
+		id, ok := valueOf(name)
+		if !ok || name != metaName(id) || !ob.Modified.After(tomb.Modified) || !first.IsZero() && !ob.Modified.Before(first) {
+			continue
+		}
+		_, plain := objs[contentName(id, CompressNone)]
+		_, zstd := objs[contentName(id, CompressZstd)]
+		if plain || zstd {
 			first = ob.Modified
 		}
-		return nil
-	})
-	if err != nil || first.IsZero() {
+	}
+	if first.IsZero() {
 		return false
 	}
 	if now, err := o.b.Now(o.ctx); err != nil || now.Sub(first) < settledAfter {

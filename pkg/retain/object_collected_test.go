@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -322,5 +323,87 @@ func TestObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T) {
 	}
 	if k := keysUnder(t, o, runPrefix("r")); len(k) != 0 {
 		t.Fatalf("left in the collected run: %v", k)
+	}
+}
+
+// A writer that died right after its commit, into a run gc was
+// collecting: its descriptor came after the collection's last listing,
+// its content before, and gc deleted the content. That descriptor names
+// nothing, and does not make the collection's tombstone stale, however
+// old it gets: the collected run says collected.
+func TestObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "old", toolOutput("old", 100))
+	ri := idleScan(t, s, now, "r")
+	rec := &recorder{}
+	ws := recordedStore(t, o, rec)
+	content, meta := "/"+objKey("r", "new.txt"), "/"+objKey("r", metaName("new"))
+	uploading, upload := make(chan struct{}), make(chan struct{})
+	committing, commit := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	dead := false
+	rec.before = func(req *http.Request) {
+		p := req.URL.Path
+		switch {
+		case req.Method == http.MethodPut && strings.HasSuffix(p, content):
+			close(uploading)
+			<-upload
+		case req.Method == http.MethodPut && strings.HasSuffix(p, meta):
+			close(committing)
+			<-commit
+		}
+	}
+	rec.after = func(method, key string, status int) {
+		if method == http.MethodPut && strings.HasSuffix(key, meta) {
+			mu.Lock()
+			dead = true // nothing more is sent after the commit
+			mu.Unlock()
+		}
+	}
+	rec.fail = func(method, key string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return dead
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var out bytes.Buffer
+		ws.Retain(bytes.NewReader(toolOutput("new", 2000)), &out, RetainOptions{Run: "r", Call: "new", Limits: DefaultLimits()})
+	}()
+	<-uploading // the writer found no marker before its upload
+	setHook(t, func(at string, run ID) {
+		switch at {
+		case "committed": // the content lands after the collection's plan, to be deleted with the run
+			close(upload)
+			<-committing
+		case "deleted": // the descriptor after the last listing, in a second after the tombstone's
+			tomb, err := o.b.Stat(o.ctx, tombstoneKey("r"))
+			if err != nil {
+				t.Error(err)
+			}
+			waitServerPast(t, o, tomb.Modified)
+			close(commit)
+			<-done
+		}
+	})
+	if err := collect(t, s, ri); err != nil {
+		t.Fatalf("collect: %v", err)
+	}
+	if k := keysUnder(t, o, runPrefix("r")); len(k) != 1 || k[0] != objKey("r", metaName("new")) {
+		t.Fatalf("left of the run: %v, want the dead writer's descriptor", k)
+	}
+	d, err := o.b.Stat(o.ctx, objKey("r", metaName("new")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledAfter = 0 // the writer is long dead
+	t.Cleanup(func() { settledAfter = LeaseTTL })
+	waitServerPast(t, o, d.Modified)
+	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrCollected) {
+		t.Fatalf("lookup in the collected run: %v, want collected", err)
+	}
+	if _, ok := s.ReadTombstone("r"); !ok {
+		t.Fatal("the collection's tombstone is gone")
 	}
 }
