@@ -385,13 +385,24 @@ func (o *objStore) values(s *Store, run ID, typed string) ([]Descriptor, error) 
 		return nil, asTyped(s.missingRun(run), typed)
 	}
 	var out []Descriptor
+	descs := 0
 	for name := range objs {
 		id, ok := strings.CutSuffix(name, metaExt)
 		if !ok || !IsClean(id) {
 			continue
 		}
+		descs++
 		if d, prob := o.objCommitted(run, ID(id), objs); prob == nil {
 			out = append(out, *d)
+		}
+	}
+	// A descriptor listed that is no value now, or no value at all: gc
+	// may have collected the run meanwhile (it deletes descriptors
+	// first), or before (a key is left in it by a reader or a writer that
+	// died). Then the answer is collected, never part of the run.
+	if len(out) < descs || len(out) == 0 {
+		if t, ok := s.ReadTombstone(run); ok {
+			return nil, collectedError(t)
 		}
 	}
 	sortValues(out)

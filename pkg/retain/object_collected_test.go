@@ -407,3 +407,64 @@ func TestObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T) 
 		t.Fatal("the collection's tombstone is gone")
 	}
 }
+
+// A run's values listed while gc collects it: the listing is made, then
+// each descriptor read, and gc deletes descriptors in between. The
+// answer is the whole run or collected, as locally under the run's lock:
+// never the values read before the deletions alone.
+func TestObjectValuesOfARunCollectedMeanwhile(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "a", toolOutput("a", 100))
+	retainAll(t, s, "r", "b", toolOutput("b", 100))
+	ri := idleScan(t, s, now, "r")
+	rec := &recorder{}
+	rs := recordedStore(t, o, rec)
+	second, collected := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	reads := 0
+	rec.before = func(req *http.Request) {
+		if req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, metaExt) {
+			return
+		}
+		mu.Lock()
+		reads++
+		n := reads
+		mu.Unlock()
+		if n == 2 {
+			close(second)
+			<-collected
+		}
+	}
+	var vals []Descriptor
+	var verr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		vals, verr = rs.Values("r")
+	}()
+	<-second // one descriptor read, the other about to be
+	if err := collect(t, s, ri); err != nil {
+		t.Fatalf("collect: %v", err)
+	}
+	close(collected)
+	<-done
+	if verr == nil && len(vals) != 2 || verr != nil && !errors.Is(verr, ErrCollected) {
+		t.Fatalf("values of a run collected while they were read: %d of 2 (%v), want both or collected", len(vals), verr)
+	}
+}
+
+// A collected run that holds a key left by a reader that died before
+// taking its write back lists as collected, not as a run of no values.
+func TestObjectValuesOfACollectedRunWithAStrayKey(t *testing.T) {
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", "a", toolOutput("a", 100))
+	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.b.Put(o.ctx, objKey("r", activityName), nil); err != nil {
+		t.Fatal(err)
+	}
+	if vals, err := s.Values("r"); !errors.Is(err, ErrCollected) {
+		t.Fatalf("values of a collected run: %d, %v; want collected", len(vals), err)
+	}
+}
