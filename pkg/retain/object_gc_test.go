@@ -482,3 +482,63 @@ func TestObjectLeaseCountsFromTheRenewalSent(t *testing.T) {
 		t.Fatalf("the lease after a renewal answered %v late: %v, want lost", LeaseTTL*95/100, err)
 	}
 }
+
+// The same bytes retained again just before gc marks their run: the
+// retain finds no marker and its content there, and a collection that
+// marks the run after that must see the run written to, as it sees a
+// new value's descriptor, or the stub names a value it deletes. The
+// retain writes the run's activity first (locally it touches the run
+// under its lock).
+func TestObjectRetainAgainBeforeACollectionStopsIt(t *testing.T) {
+	s, o, now := s3Store(t)
+	in := toolOutput("old", 2000)
+	retainAll(t, s, "r", "old", in)
+	ri := idleScan(t, s, now, "r")
+	rec := &recorder{}
+	ws := recordedStore(t, o, rec)
+	content := "/" + objKey("r", "old.txt")
+	asking, ask := make(chan struct{}), make(chan struct{})
+	rec.before = func(req *http.Request) {
+		if req.Method == http.MethodHead && strings.HasSuffix(req.URL.Path, content) {
+			close(asking)
+			<-ask
+		}
+	}
+	var res *Result
+	var werr error
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, werr = ws.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "old", Limits: DefaultLimits()})
+	}()
+	<-asking // the retain found no marker, and asks for the content
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			close(ask)
+			<-done
+		})
+	}
+	setHook(t, func(at string, run ID) {
+		if at == "committed" {
+			release()
+		}
+	})
+	err := collect(t, s, ri)
+	var changed *RunChangedError
+	if err != nil && !errors.As(err, &changed) {
+		t.Fatalf("collect: %v", err)
+	}
+	release()
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	if res.Retained {
+		v, err := s.OpenValue("r", "old")
+		if err != nil {
+			t.Fatalf("the retain again printed a stub of a value gc collected: %v", err)
+		}
+		v.Close()
+	}
+}

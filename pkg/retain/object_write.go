@@ -190,22 +190,41 @@ func (w *writer) objMarked() error {
 // when its content is there at the recorded size (every read checks its
 // bytes); content that is missing or of another size is uploaded again
 // from this input, which has the same SHA-256. As for a new value, no
-// stub names it while gc collects the run: the marker is asked first,
-// then the content, so content found there was not deleted by a
-// collection that began before (it had finished); a restored value is
-// asked again after its writes, which a collection that begins later
-// sees, and stops for.
+// stub names it while gc collects the run. The run's activity is written
+// first (locally the retain touches the run under its lock): a
+// collection that marks the run after the marker is asked below lists it
+// after that, and stops, as for a new value's descriptor. Then the
+// marker, and only after its answer the descriptor and the content, so
+// that a collection that began before had finished, and what it deleted
+// is seen gone (nothing is restored into a collected run).
 func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Reader) (*Result, error) {
 	o := w.obj
-	if err := w.objMarked(); err != nil {
+	stamp := objKey(w.runID, activityName)
+	etag, err := o.b.Put(o.ctx, stamp, nil)
+	if err != nil {
 		return w.fallbackAfterWrite(nil, in, err)
 	}
-	oldKey := objKey(w.runID, contentName(w.id, old.Compression))
-	if st, err := o.b.Stat(o.ctx, oldKey); err == nil && st.Size == old.StoredBytes {
-		o.touch(w.store, w.runID)
-		return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
-	} else if err != nil && !errors.Is(err, s3store.ErrNotFound) {
+	fallback := func(err error) (*Result, error) {
+		o.undoIfCollected(w.runID, stamp, etag)
 		return w.fallbackAfterWrite(nil, in, err)
+	}
+	if err := w.objMarked(); err != nil {
+		return fallback(err)
+	}
+	oldKey := objKey(w.runID, contentName(w.id, old.Compression))
+	var st s3store.Object
+	var serr error
+	var wg sync.WaitGroup
+	wg.Go(func() { st, serr = o.b.Stat(o.ctx, oldKey) })
+	_, derr := o.b.Stat(o.ctx, objKey(w.runID, metaName(w.id)))
+	wg.Wait()
+	switch {
+	case derr != nil:
+		return fallback(derr) // collected, or taken back by its writer
+	case serr == nil && st.Size == old.StoredBytes:
+		return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
+	case serr != nil && !errors.Is(serr, s3store.ErrNotFound):
+		return fallback(serr)
 	}
 	restore := func() error {
 		key := objKey(w.runID, contentName(w.id, w.comp))
@@ -234,32 +253,8 @@ func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Rea
 		}
 		return nil
 	}
-	// The restored value whole, after its writes and no marker.
-	check := func() error {
-		if err := w.objMarked(); err != nil {
-			return err
-		}
-		var st s3store.Object
-		var serr error
-		var wg sync.WaitGroup
-		wg.Go(func() { st, serr = o.b.Stat(o.ctx, objKey(w.runID, contentName(w.id, old.Compression))) })
-		_, derr := o.b.Stat(o.ctx, objKey(w.runID, metaName(w.id)))
-		wg.Wait()
-		switch {
-		case derr != nil:
-			return derr
-		case serr != nil:
-			return serr
-		case st.Size != old.StoredBytes:
-			return fmt.Errorf("content holds %d bytes, %d were written", st.Size, old.StoredBytes)
-		}
-		return nil
-	}
 	if err := restore(); err != nil {
-		return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", w.id, w.runID, err))
-	}
-	if err := check(); err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
+		return fallback(fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", w.id, w.runID, err))
 	}
 	return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
 }
