@@ -90,3 +90,26 @@ func TestPipeReaderCut(t *testing.T) {
 		t.Fatalf("read %d bytes, %v; cut %v: want 10, cut", len(b), err, p.Cut())
 	}
 }
+
+// The count taken at the deadline is the bound: what a writer left
+// behind adds after it is not read, whatever the size of the system's
+// int the count comes in.
+func TestPipeReaderCountBoundsTheRead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux can say how much the pipe holds")
+	}
+	r, w := filledPipe(t, 10)
+	p := NewPipeReader(r)
+	b := make([]byte, 4)
+	if n, err := p.Read(b); n != 4 || err != nil {
+		t.Fatalf("first read: %d, %v", n, err)
+	}
+	// Written after the count was taken.
+	if _, err := w.Write(bytes.Repeat([]byte("y"), 10)); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := io.ReadAll(p)
+	if err != nil || len(rest) != 6 || bytes.ContainsRune(rest, 'y') {
+		t.Fatalf("then read %q, %v: want the 6 bytes left of the 10 there at the deadline", rest, err)
+	}
+}
