@@ -113,3 +113,16 @@ func TestPipeReaderCountBoundsTheRead(t *testing.T) {
 		t.Fatalf("then read %q, %v: want the 6 bytes left of the 10 there at the deadline", rest, err)
 	}
 }
+
+// A pipe whose writers are all gone was read to its end, however late
+// the reader came: that is no cut.
+func TestPipeReaderNotCutAtTheEnd(t *testing.T) {
+	for _, n := range []int{0, 1, 60000} {
+		r, w := filledPipe(t, n)
+		w.Close()
+		p := NewPipeReader(r)
+		if b, err := io.ReadAll(p); err != nil || len(b) != n || p.Cut() {
+			t.Fatalf("%d bytes: read %d, %v; cut %v: want all of it, not cut", n, len(b), err, p.Cut())
+		}
+	}
+}

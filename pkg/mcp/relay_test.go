@@ -5,8 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/retval/retval/internal/iox"
 )
 
 // rawRelay runs a Relay whose client and server are the test: it returns
@@ -196,5 +200,26 @@ func TestReadFramesDropsHalfAFrameAtACut(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("%T: frames %q, want %q", tc.r, got, tc.want)
 		}
+	}
+}
+
+// A server that exited has written all it will: its last frame, without
+// its newline, is relayed even when the relay came to it only after the
+// drain deadline (busy with what came before).
+func TestReadFramesLastFrameAfterTheDeadline(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	io.WriteString(w, "{\"a\":1}\n{\"b\":2}")
+	w.Close() // the server exited
+	r.SetReadDeadline(time.Now().Add(-time.Second))
+	var got []string
+	if err := readFrames(iox.NewPipeReader(r), func(f []byte) error { got = append(got, string(f)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"{\"a\":1}\n", "{\"b\":2}"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("frames %q, want %q", got, want)
 	}
 }
