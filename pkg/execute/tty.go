@@ -11,7 +11,7 @@ import (
 // foregroundTTY reports whether f is a terminal whose foreground process
 // group is retval's: the command can then be given it.
 func foregroundTTY(f *os.File) bool {
-	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	pgrp, err := foregroundGroup(int(f.Fd()))
 	return err == nil && pgrp == syscall.Getpgrp()
 }
 
