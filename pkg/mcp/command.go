@@ -16,8 +16,10 @@ import (
 // Waits are how long shutting a server down waits: after closing its
 // stdin, for it to exit (Close, default 5 s); after SIGTERM, before SIGKILL
 // (Term, default 5 s); and, after it exited, for its stdout to reach its
-// end (Drain, default 5 s: a child of its own may hold it open). After,
-// when set, replaces time.After, so a test decides when a wait is over.
+// end (Drain, default 5 s: a child of its own may hold it open), and, when
+// ctx ended the proxy, as long again for a client slow to take what is
+// left. After, when set, replaces time.After, so a test decides when a
+// wait is over.
 type Waits struct {
 	Close, Term, Drain time.Duration
 	After              func(time.Duration) <-chan time.Time
@@ -116,13 +118,23 @@ func RunCommand(ctx context.Context, p *Proxy, cmd *exec.Cmd, clientIn io.Reader
 		// Relay what it wrote before it ended; a child of its own that
 		// keeps its stdout open is read until Drain, and then what the
 		// pipe holds is still relayed (iox.PipeReader), however long the
-		// relay of what came before takes.
+		// relay of what came before takes — unless the proxy is told to
+		// stop: a client that does not read would keep it for ever, so
+		// the relay then gets one more Drain.
 		var err error
 		select {
 		case err = <-serverDone:
 		case <-w.after(w.Drain, 5*time.Second):
 			outR.SetReadDeadline(time.Now())
-			err = <-serverDone
+			select {
+			case err = <-serverDone:
+			case <-ctx.Done():
+				select {
+				case err = <-serverDone:
+				case <-w.after(w.Drain, 5*time.Second):
+					p.logf("the client did not take the server's last messages: stopping without them")
+				}
+			}
 		}
 		if err != nil && relayErr == nil {
 			relayErr = err

@@ -166,6 +166,50 @@ func TestRunCommandRelaysLastWordsPastDrain(t *testing.T) {
 	}
 }
 
+// A client that stops reading cannot keep a proxy told to stop (SIGTERM,
+// as ctx): once the server is gone, what is left to relay gets one more
+// drain wait, and the proxy ends.
+func TestRunCommandStopsWithAClientThatDoesNotRead(t *testing.T) {
+	st, _ := newStore(t)
+	var log syncBuffer
+	p := &Proxy{Tools: &Tools{Store: st, Run: "r1"}, Session: "cmd", Log: &log}
+	var stderr syncBuffer
+	out := &gatedWriter{gate: make(chan struct{})} // never read
+	defer close(out.gate)
+	c2pR, c2pW := io.Pipe()
+	defer c2pW.Close()
+	f := &fakeWaits{asked: make(chan chan time.Time, 10)}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		done <- RunCommand(ctx, p, serverCmd(t, "lastwords", &stderr), c2pR, out, f.waits())
+	}()
+	// The server has exited; the relay is held writing its first message.
+	drain := <-f.asked
+	stop() // the proxy is told to stop
+	close(drain)
+	select {
+	case c := <-f.asked: // the last wait for the relay
+		close(c)
+	case err := <-done:
+		t.Fatalf("RunCommand returned (%v) without a last wait for the relay", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the proxy waits for ever for a client that does not read")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("RunCommand = %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the proxy did not end")
+	}
+	if !strings.Contains(log.String(), "did not take") {
+		t.Errorf("log %q", log.String())
+	}
+}
+
 // A server that ignores the end of its stdin and SIGTERM is killed: close
 // stdin, wait, SIGTERM, wait, SIGKILL; the proxy ends with it.
 func TestRunCommandStubbornServer(t *testing.T) {
