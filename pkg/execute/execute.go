@@ -326,6 +326,7 @@ type proc struct {
 
 	exited   chan struct{} // closed once it has been waited for
 	mu       sync.Mutex
+	reaped   bool // its status is decided (exited can be closed later)
 	timedOut bool
 	stopped  bool
 	status   int
@@ -335,6 +336,16 @@ func isFile(r io.Reader) bool {
 	_, ok := r.(*os.File)
 	return ok
 }
+
+// Test seams: the timeout's timer, and what reap does once the command's
+// status is decided, before Run learns it exited.
+var (
+	newTimer = func(d time.Duration) (<-chan time.Time, func() bool) {
+		t := time.NewTimer(d)
+		return t.C, t.Stop
+	}
+	statusDecided = func() {}
+)
 
 // Linger is how long the pipes are still read once the command has
 // exited (or was killed): what it wrote just before is in them, but a
@@ -415,6 +426,7 @@ func (p *proc) reap() {
 	p.cmd.Wait()
 	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	p.mu.Lock()
+	p.reaped = true
 	switch {
 	case p.timedOut:
 		p.status = StatusTimedOut
@@ -424,6 +436,7 @@ func (p *proc) reap() {
 		p.status = ws.ExitStatus()
 	}
 	p.mu.Unlock()
+	statusDecided()
 	if p.tty != nil {
 		takeTerminal(p.tty)
 	}
@@ -467,13 +480,14 @@ func (p *proc) kill(sig syscall.Signal) {
 
 // watch stops the command at its timeout and forwards signals, until it
 // has exited. The command timed out only if it still ran when the timer
-// fired.
+// fired: if its status is decided (reaped, under the same lock), it did
+// not, even when Run has not learnt it yet (exited still open).
 func (p *proc) watch(timeout time.Duration, signals <-chan os.Signal) {
 	var expired <-chan time.Time
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
+		var stop func() bool
+		expired, stop = newTimer(timeout)
+		defer stop()
 	}
 	for {
 		select {
@@ -481,13 +495,12 @@ func (p *proc) watch(timeout time.Duration, signals <-chan os.Signal) {
 			return
 		case <-expired:
 			p.mu.Lock()
-			select {
-			case <-p.exited:
-			default:
-				p.timedOut = true
-			}
+			running := !p.reaped
+			p.timedOut = p.timedOut || running
 			p.mu.Unlock()
-			p.kill(syscall.SIGKILL)
+			if running {
+				p.kill(syscall.SIGKILL)
+			}
 		case sig := <-signals:
 			if s, ok := sig.(syscall.Signal); ok {
 				p.kill(s)
