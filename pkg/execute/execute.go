@@ -63,7 +63,8 @@ type Options struct {
 	// of it after Run has returned.
 	Stdin io.Reader
 	// Out receives stdout (merged: both streams) when it is small enough
-	// to be shown as it is; a retained output's stub is in the Result.
+	// to be shown as it is (nil: discarded); a retained output's stub is
+	// in the Result.
 	Out io.Writer
 	// ErrOut is Out for stderr, with Separate (nil: discarded).
 	ErrOut io.Writer
@@ -121,6 +122,9 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	}
 	if o.Off {
 		return passThrough(o)
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
 	}
 	if _, err := retain.Sanitize(o.Retain.Run); err != nil {
 		return nil, usage("run id: %v", err)

@@ -316,3 +316,13 @@ func TestRunOff(t *testing.T) {
 		t.Fatalf("%+v, %v, %d bytes", res, err, out.Len())
 	}
 }
+
+// Without Out, an output small enough to be shown is discarded, as
+// without ErrOut: Run does not write to a nil Writer.
+func TestRunWithoutOut(t *testing.T) {
+	s, o := opts(t, "echo", "small")
+	res, err := runGuarded(t, s, o)
+	if err != nil || res.Status != 0 || !res.Stdout.Verbatim {
+		t.Fatalf("%+v, %v", res, err)
+	}
+}
