@@ -115,6 +115,13 @@ func runMCPProxy(c *cli.Command, e *env, args []string) error {
 	p := &rmcp.Proxy{Tools: tools, Compress: r.Compress, Off: r.Off, Session: session, Log: e.stderr}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A client that closed stdout must not end the proxy by SIGPIPE,
+	// leaving what the server started running: writing then fails, the
+	// server is shut down with its group, and that is said. Caught, not
+	// ignored, so that the server does not inherit it ignored.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	if url != "" {
 		return rmcp.RunRemote(ctx, p, url, nil, e.stdin, e.stdout)
 	}
