@@ -143,6 +143,12 @@ func runExec(c *cli.Command, e *env) error {
 	signal.Notify(sigs, execute.Forwarded...)
 	defer signal.Stop(sigs)
 	o.Signals = sigs
+	// Once the command has exited, a signal ends retval as it would any
+	// process: nothing is left to forward it to, and a retval blocked
+	// writing to a reader that stopped reading must still be stoppable.
+	// A value being retained is then left unfinished: debris gc removes,
+	// never a stub.
+	o.Exited = func() { signal.Stop(sigs) }
 	// A closed stdout must not end retval by SIGPIPE, leaving the command
 	// without its reader: writing then fails, and that is said. Caught,
 	// not ignored, so that the command does not inherit it ignored.

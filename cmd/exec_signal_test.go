@@ -106,3 +106,45 @@ func TestExecForwardsQuit(t *testing.T) {
 		t.Fatalf("%v, stdout %q, stderr %.300q", err, stdout.String(), stderr.String())
 	}
 }
+
+// Once the command has exited, a signal ends retval as it would any
+// process: one blocked writing the command's output to a reader that
+// stopped reading (but holds the pipe open) is not kept for ever by
+// catching every signal that comes. The first SIGTERM goes to the
+// command; signals are sent until retval is gone.
+func TestExecStoppableOnceTheCommandExited(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close() // open, never read
+	c := exec.Command(selfRetval(t), "exec", "--off", "--", "yes")
+	c.Stdout = w
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	guard := time.After(60 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("retval: %v, want it ended by SIGTERM", err)
+			}
+			if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+				t.Fatalf("retval: %v, want it ended by SIGTERM", err)
+			}
+			return
+		case <-tick.C:
+			c.Process.Signal(syscall.SIGTERM)
+		case <-guard:
+			c.Process.Kill()
+			t.Fatal("retval still runs after a minute of SIGTERMs")
+		}
+	}
+}

@@ -81,6 +81,13 @@ type Options struct {
 	// Signals are forwarded to the command's process group as they come
 	// (the CLI passes SIGINT and SIGTERM); the output so far is kept.
 	Signals <-chan os.Signal
+	// Exited, when set, is called once the command has exited, before
+	// Run learns it and the rest of its output is read and retained (on
+	// another goroutine). The CLI stops catching the forwarded signals then:
+	// there is nothing left to forward them to, and a later one ends
+	// retval as it would any process — one blocked writing to a reader
+	// that stopped reading included.
+	Exited func()
 	// NewCall makes a candidate automatic call id (nil: random ones).
 	NewCall func() string
 	// Off passes the output through to Out (stderr: to ErrOut with
@@ -329,6 +336,7 @@ type proc struct {
 	stdin          *os.File // the write end of its stdin, fed from Options.Stdin
 
 	exited   chan struct{} // closed once it has been waited for
+	onExit   func()        // Options.Exited
 	mu       sync.Mutex
 	reaped   bool // its status is decided (exited can be closed later)
 	timedOut bool
@@ -366,7 +374,7 @@ func start(o Options) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{stdout: outR, exited: make(chan struct{})}
+	p := &proc{stdout: outR, exited: make(chan struct{}), onExit: o.Exited}
 	closeAll := []*os.File{outW}
 	cmd := exec.Command(o.Args[0], o.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, outW, outW
@@ -446,6 +454,9 @@ func (p *proc) reap() {
 	}
 	if p.stdin != nil {
 		p.stdin.Close()
+	}
+	if p.onExit != nil {
+		p.onExit()
 	}
 	close(p.exited)
 	end := time.Now().Add(Linger)

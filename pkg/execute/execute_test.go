@@ -326,3 +326,18 @@ func TestRunWithoutOut(t *testing.T) {
 		t.Fatalf("%+v, %v", res, err)
 	}
 }
+
+// Exited is called once, when the command has exited, before Run
+// returns: with --off too.
+func TestRunCallsExited(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		s, o := opts(t, "sh", "-c", "exit 3")
+		o.Off = off
+		calls := 0
+		o.Exited = func() { calls++ }
+		res, err := runGuarded(t, s, o)
+		if err != nil || res.Status != 3 || calls != 1 {
+			t.Fatalf("off %v: %+v, %v; Exited called %d times, want 1", off, res, err, calls)
+		}
+	}
+}
