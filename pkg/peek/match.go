@@ -62,6 +62,9 @@ func compileQuery(q string, regex, fold bool) (matcher, error) {
 		if f := newFolded(q); f != nil {
 			return fixed{f}, nil
 		}
+		if !utf8.ValidString(q) {
+			return nil, retain.Errorf(retain.CodeUsage, "--ignore-case folds the case of characters, and the query is not valid UTF-8; search for its bytes without it")
+		}
 		q = regexp.QuoteMeta(q)
 	}
 	re, syn, err := lineRegexp(q, fold)

@@ -248,6 +248,12 @@ func TestQueryErrors(t *testing.T) {
 			t.Errorf("%+v: got %v, want a usage error", o, err)
 		}
 	}
+	// Case folding is of runes: a query that is not UTF-8 is refused as
+	// such, not as a --regex the caller did not give.
+	o := QueryOptions{Query: "a\xffb", IgnoreCase: true}
+	if _, err := query(v, o, DefaultCaps); retain.CodeOf(err) != retain.CodeUsage || strings.Contains(err.Error(), "--regex") {
+		t.Errorf("%+v: got %v, want a usage error about the query", o, err)
+	}
 }
 
 func TestBytesRender(t *testing.T) {
