@@ -369,6 +369,6 @@ func refBytes(b []byte, start, end int64, caps Caps) (*BytesPage, error) {
 		stop = refFit(b, start, end, c.Bytes-reserve, c)
 		p.Next = &Range{stop, end}
 	}
-	p.Data = b[start:stop]
+	p.Data = append([]byte{}, b[start:stop]...) // never nil, as bytesPage's (b is nil when empty)
 	return p, nil
 }
