@@ -281,14 +281,7 @@ func TestObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T) {
 		}
 	}
 	in := toolOutput("new", 2000)
-	var res *Result
-	var werr error
-	var out bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res, werr = ws.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "new", Limits: DefaultLimits()})
-	}()
+	w := retainInBackground(ws, "new", in)
 	<-uploading // the writer found no marker before its upload
 	setHook(t, func(at string, run ID) {
 		if at != "deleted" {
@@ -314,9 +307,9 @@ func TestObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T) {
 		t.Errorf("lookup while the writer takes its value back: %v, want collected", err)
 	}
 	close(undo)
-	<-done
-	if werr != nil || res.Retained || !bytes.Equal(out.Bytes(), in) {
-		t.Fatalf("the writer: %+v, %v; want its input verbatim", res, werr)
+	<-w.done
+	if w.err != nil || w.res.Retained || !bytes.Equal(w.out.Bytes(), in) {
+		t.Fatalf("the writer: %+v, %v; want its input verbatim", w.res, w.err)
 	}
 	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrCollected) {
 		t.Fatalf("lookup in the collected run: %v, want collected", err)
@@ -365,12 +358,7 @@ func TestObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T) 
 		defer mu.Unlock()
 		return dead
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var out bytes.Buffer
-		ws.Retain(bytes.NewReader(toolOutput("new", 2000)), &out, RetainOptions{Run: "r", Call: "new", Limits: DefaultLimits()})
-	}()
+	w := retainInBackground(ws, "new", toolOutput("new", 2000))
 	<-uploading // the writer found no marker before its upload
 	setHook(t, func(at string, run ID) {
 		switch at {
@@ -384,7 +372,7 @@ func TestObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T) 
 			}
 			waitServerPast(t, o, tomb.Modified)
 			close(commit)
-			<-done
+			<-w.done
 		}
 	})
 	if err := collect(t, s, ri); err != nil {

@@ -364,14 +364,7 @@ func TestObjectWriterAsksForTheMarkerBeforeItsContent(t *testing.T) {
 		}
 	}
 	in := toolOutput("new", 2000)
-	var res *Result
-	var werr error
-	var out bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res, werr = ws.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "new", Limits: DefaultLimits()})
-	}()
+	w := retainInBackground(ws, "new", in)
 	<-uploading // the writer found no marker before its upload
 	setHook(t, func(at string, run ID) {
 		if at != "committed" {
@@ -393,18 +386,18 @@ func TestObjectWriterAsksForTheMarkerBeforeItsContent(t *testing.T) {
 		t.Fatalf("collect: %v", err)
 	}
 	close(collected)
-	<-done
-	if werr != nil {
-		t.Fatal(werr)
+	<-w.done
+	if w.err != nil {
+		t.Fatal(w.err)
 	}
-	if res.Retained {
+	if w.res.Retained {
 		v, err := s.OpenValue("r", "new")
 		if err != nil {
 			t.Fatalf("the writer printed a stub of a value gc deleted: %v", err)
 		}
 		v.Close()
-	} else if !bytes.Equal(out.Bytes(), in) {
-		t.Fatalf("the writer printed %d bytes, want its input verbatim", out.Len())
+	} else if !bytes.Equal(w.out.Bytes(), in) {
+		t.Fatalf("the writer printed %d bytes, want its input verbatim", w.out.Len())
 	}
 	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrCollected) {
 		t.Fatalf("lookup in the collected run: %v, want collected", err)
@@ -504,20 +497,13 @@ func TestObjectRetainAgainBeforeACollectionStopsIt(t *testing.T) {
 			<-ask
 		}
 	}
-	var res *Result
-	var werr error
-	var out bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res, werr = ws.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "old", Limits: DefaultLimits()})
-	}()
+	w := retainInBackground(ws, "old", in)
 	<-asking // the retain found no marker, and asks for the content
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
 			close(ask)
-			<-done
+			<-w.done
 		})
 	}
 	setHook(t, func(at string, run ID) {
@@ -531,14 +517,35 @@ func TestObjectRetainAgainBeforeACollectionStopsIt(t *testing.T) {
 		t.Fatalf("collect: %v", err)
 	}
 	release()
-	if werr != nil {
-		t.Fatal(werr)
+	if w.err != nil {
+		t.Fatal(w.err)
 	}
-	if res.Retained {
+	if w.res.Retained {
 		v, err := s.OpenValue("r", "old")
 		if err != nil {
 			t.Fatalf("the retain again printed a stub of a value gc collected: %v", err)
 		}
 		v.Close()
 	}
+}
+
+// background is a retain of run r started by retainInBackground: its
+// result, error and what it printed are there once done is closed.
+type background struct {
+	res  *Result
+	err  error
+	out  bytes.Buffer
+	done chan struct{}
+}
+
+// retainInBackground retains in as call of run r on s, with the default
+// limits, on a goroutine of its own: the test drives the requests it
+// sends meanwhile.
+func retainInBackground(s *Store, call string, in []byte) *background {
+	b := &background{done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		b.res, b.err = s.Retain(bytes.NewReader(in), &b.out, RetainOptions{Run: "r", Call: call, Limits: DefaultLimits()})
+	}()
+	return b
 }
