@@ -549,3 +549,38 @@ func retainInBackground(s *Store, call string, in []byte) *background {
 	}()
 	return b
 }
+
+// The same bytes retained again into a run that gc collects between the
+// retain's first look at the value and its checks: the input goes out
+// verbatim, and the warning says the run was collected, not that an
+// object was missing.
+func TestObjectRetainAgainAfterACollectionSaysCollected(t *testing.T) {
+	s, o, now := s3Store(t)
+	in := toolOutput("old", 2000)
+	retainAll(t, s, "r", "old", in)
+	ri := idleScan(t, s, now, "r")
+	rec := &recorder{}
+	ws := recordedStore(t, o, rec)
+	stamp := "/" + objKey("r", activityName)
+	var once sync.Once
+	rec.before = func(req *http.Request) {
+		if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, stamp) {
+			once.Do(func() {
+				if err := collect(t, s, ri); err != nil {
+					t.Errorf("collect: %v", err)
+				}
+			})
+		}
+	}
+	var out bytes.Buffer
+	res, err := ws.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "old", Limits: DefaultLimits()})
+	if err != nil || res.Retained || !bytes.Equal(out.Bytes(), in) {
+		t.Fatalf("retain again: %+v, %v; want its input verbatim", res, err)
+	}
+	if !errors.Is(res.Warning, ErrCollected) || !strings.Contains(res.Warning.Error(), "retain into a new run") {
+		t.Fatalf("warning %v: want the run's collection and what to do", res.Warning)
+	}
+	if k := keysUnder(t, o, runPrefix("r")); len(k) != 0 {
+		t.Fatalf("left in the collected run: %v", k)
+	}
+}

@@ -186,6 +186,16 @@ func (w *writer) objMarked() error {
 	return err
 }
 
+// objGone is why a value that was there when the retain began is not
+// now: gc collected its run (its tombstone says when), or its writer took
+// it back.
+func (w *writer) objGone() error {
+	if t, ok := w.store.ReadTombstone(w.runID); ok {
+		return fmt.Errorf("%w while the same bytes were retained again (retain into a new run)", collectedError(t))
+	}
+	return fmt.Errorf("value %q of run %q is gone: its writer took it back while the same bytes were retained again (retain again)", w.id, w.runID)
+}
+
 // objAgain is again on object storage: the stored value is taken as it is
 // when its content is there at the recorded size (every read checks its
 // bytes); content that is missing or of another size is uploaded again
@@ -219,8 +229,10 @@ func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Rea
 	_, derr := o.b.Stat(o.ctx, objKey(w.runID, metaName(w.id)))
 	wg.Wait()
 	switch {
+	case errors.Is(derr, s3store.ErrNotFound):
+		return fallback(w.objGone())
 	case derr != nil:
-		return fallback(derr) // collected, or taken back by its writer
+		return fallback(derr)
 	case serr == nil && st.Size == old.StoredBytes:
 		return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
 	case serr != nil && !errors.Is(serr, s3store.ErrNotFound):
