@@ -261,11 +261,7 @@ func waitServerPast(t *testing.T, o *objStore, when time.Time) {
 // answer unknown_reference for good, and the reader's write would be left
 // in it.
 func TestObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T) {
-	s, o, now := s3Store(t)
-	retainAll(t, s, "r", "old", toolOutput("old", 100))
-	ri := idleScan(t, s, now, "r")
-	rec := &recorder{}
-	ws := recordedStore(t, o, rec)
+	s, o, ri, ws, rec := idleRun(t, "old", toolOutput("old", 100))
 	content, meta := "/"+objKey("r", "new.txt"), "/"+objKey("r", metaName("new"))
 	uploading, upload := make(chan struct{}), make(chan struct{})
 	undoing, undo := make(chan struct{}), make(chan struct{})
@@ -325,11 +321,7 @@ func TestObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T) {
 // nothing, and does not make the collection's tombstone stale, however
 // old it gets: the collected run says collected.
 func TestObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T) {
-	s, o, now := s3Store(t)
-	retainAll(t, s, "r", "old", toolOutput("old", 100))
-	ri := idleScan(t, s, now, "r")
-	rec := &recorder{}
-	ws := recordedStore(t, o, rec)
+	s, o, ri, ws, rec := idleRun(t, "old", toolOutput("old", 100))
 	content, meta := "/"+objKey("r", "new.txt"), "/"+objKey("r", metaName("new"))
 	uploading, upload := make(chan struct{}), make(chan struct{})
 	committing, commit := make(chan struct{}), make(chan struct{})

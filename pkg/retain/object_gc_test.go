@@ -308,6 +308,20 @@ func TestObjectRetainAgainRacingACollectionFallsBack(t *testing.T) {
 
 // recordedStore is a second Store on o's bucket and prefix, as another
 // process would open it, whose requests go through rec.
+
+// idleRun is run "r" on object storage holding call's value in, idle and
+// planned for collection (ri), with a second store on the same bucket
+// whose requests rec sees: the writer or reader a race test drives
+// against the collection.
+func idleRun(t *testing.T, call string, in []byte) (s *Store, o *objStore, ri *RunInfo, ws *Store, rec *recorder) {
+	t.Helper()
+	s, o, now := s3Store(t)
+	retainAll(t, s, "r", call, in)
+	ri = idleScan(t, s, now, "r")
+	rec = &recorder{}
+	return s, o, ri, recordedStore(t, o, rec), rec
+}
+
 func recordedStore(t *testing.T, o *objStore, rec *recorder) *Store {
 	t.Helper()
 	c, err := s3store.ConfigFromEnv()
@@ -325,11 +339,7 @@ func recordedStore(t *testing.T, o *objStore, rec *recorder) *Store {
 // asked only once the marker is known to be absent: a collection that
 // began before has then finished, and what it deletes is gone already.
 func TestObjectWriterAsksForTheMarkerBeforeItsContent(t *testing.T) {
-	s, o, now := s3Store(t)
-	retainAll(t, s, "r", "old", toolOutput("old", 100))
-	ri := idleScan(t, s, now, "r")
-	rec := &recorder{}
-	ws := recordedStore(t, o, rec)
+	s, _, ri, ws, rec := idleRun(t, "old", toolOutput("old", 100))
 	content, meta, marker := "/"+objKey("r", "new.txt"), "/"+objKey("r", metaName("new")), "/"+collectingKey("r")
 	uploading, upload := make(chan struct{}), make(chan struct{})
 	markerAsked, collected := make(chan struct{}), make(chan struct{})
@@ -483,12 +493,8 @@ func TestObjectLeaseCountsFromTheRenewalSent(t *testing.T) {
 // retain writes the run's activity first (locally it touches the run
 // under its lock).
 func TestObjectRetainAgainBeforeACollectionStopsIt(t *testing.T) {
-	s, o, now := s3Store(t)
 	in := toolOutput("old", 2000)
-	retainAll(t, s, "r", "old", in)
-	ri := idleScan(t, s, now, "r")
-	rec := &recorder{}
-	ws := recordedStore(t, o, rec)
+	s, _, ri, ws, rec := idleRun(t, "old", in)
 	content := "/" + objKey("r", "old.txt")
 	asking, ask := make(chan struct{}), make(chan struct{})
 	rec.before = func(req *http.Request) {
@@ -555,12 +561,8 @@ func retainInBackground(s *Store, call string, in []byte) *background {
 // verbatim, and the warning says the run was collected, not that an
 // object was missing.
 func TestObjectRetainAgainAfterACollectionSaysCollected(t *testing.T) {
-	s, o, now := s3Store(t)
 	in := toolOutput("old", 2000)
-	retainAll(t, s, "r", "old", in)
-	ri := idleScan(t, s, now, "r")
-	rec := &recorder{}
-	ws := recordedStore(t, o, rec)
+	s, o, ri, ws, rec := idleRun(t, "old", in)
 	stamp := "/" + objKey("r", activityName)
 	var once sync.Once
 	rec.before = func(req *http.Request) {
