@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/retval/retval/pkg/hook"
 	"github.com/urfave/cli/v3"
@@ -34,14 +35,16 @@ Code shows its own output. The store is runs_dir from the config file
 $XDG_STATE_HOME/retval/runs (~/.local/state/retval/runs).
 
 install adds the hook to DIR/.claude/settings.json (--project) or to
-~/.claude/settings.json (--user), keeping everything else, and allows the
-model's "retval peek" and "retval resolve" Bash commands in the user
-settings (Claude Code ignores a project's allow list until the folder is
-trusted). Installing again changes nothing; --dry-run prints the diff and
-writes nothing; the file as it was is kept beside it as settings.json.retval.bak.
-A settings file that is not valid JSON is refused and left untouched.
-uninstall removes exactly those entries (with --user, the allow entries
-too).
+~/.claude/settings.json (--user), keeping every other byte of the file, and
+allows the model's "retval peek" and "retval resolve" Bash commands in the
+user settings (Claude Code ignores a project's allow list until the folder
+is trusted). Installing again changes nothing; --dry-run prints the diff and
+writes nothing; the file as it was is kept beside it as
+settings.json.retval.bak, and what install added is noted beside it in
+settings.json.retval-added. A settings file that is not valid JSON is
+refused and left untouched. uninstall removes what install added and
+nothing else (with --user, the allow entries too): an install followed by
+an uninstall leaves the file byte for byte as it was, or absent if it was.
 
 Example:
    retval hook claude-code install --user
@@ -175,10 +178,22 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 	}
 	verb := map[bool]string{false: "added", true: "removed"}[uninstall]
 	for _, ch := range changes {
-		if !ch.Changed {
+		if ch.Own != "" {
 			if uninstall {
-				fmt.Fprintf(out, "%s: no retval entries; nothing changed\n", ch.Path)
+				fmt.Fprintf(out, "%s: kept retval's hook entry %q: it was there before install (remove it by hand to stop the hook)\n", ch.Path, ch.Own)
 			} else {
+				fmt.Fprintf(out, "%s: retval's hook is already there, as %q: kept as it is\n", ch.Path, ch.Own)
+			}
+		}
+		if len(ch.KeptAllow) > 0 {
+			fmt.Fprintf(out, "%s: kept the permissions.allow entries %s: no note says install added them (remove them by hand if you do not want them)\n", ch.Path, strings.Join(ch.KeptAllow, ", "))
+		}
+		if !ch.Changed {
+			switch {
+			case ch.Own != "" || len(ch.KeptAllow) > 0:
+			case uninstall:
+				fmt.Fprintf(out, "%s: no retval entries; nothing changed\n", ch.Path)
+			default:
 				fmt.Fprintf(out, "%s: already set up; nothing changed\n", ch.Path)
 			}
 			continue
@@ -197,7 +212,12 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 			continue
 		}
 		fmt.Fprintf(out, "%s: %s %s", ch.Path, verb, what)
-		if ch.Backup != "" {
+		switch {
+		case ch.Deleted:
+			fmt.Fprint(out, "; install had made the file and nothing else is in it: removed it")
+		case ch.Created:
+			fmt.Fprint(out, " (a new file)")
+		case ch.Backup != "":
 			fmt.Fprintf(out, " (the file as it was: %s)", ch.Backup)
 		}
 		fmt.Fprintln(out)
