@@ -18,10 +18,11 @@ func init() { register("hook", hookCommand) }
 func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "hook",
-		Usage: "answer an agent harness's tool-output hook, or install it: claude-code",
+		Usage: "answer an agent's tool-output hook, or install it: claude-code, opencode",
 		UsageText: `retval hook claude-code
 retval hook claude-code install (--project DIR | --user) [--dry-run]
-retval hook claude-code uninstall (--project DIR | --user) [--dry-run]`,
+retval hook claude-code uninstall (--project DIR | --user) [--dry-run]
+retval hook opencode`,
 		Description: `retval hook claude-code reads one Claude Code PostToolUse hook input on
 stdin. A Bash or MCP result over the threshold is retained in the run named
 by the session id (the call is the tool_use_id) and the hook answers with
@@ -46,6 +47,13 @@ refused and left untouched. uninstall removes what install added and
 nothing else (with --user, the allow entries too): an install followed by
 an uninstall leaves the file byte for byte as it was, or absent if it was.
 
+retval hook opencode answers the opencode plugin
+(integrations/opencode/retval.js), which hands it each tool call's
+tool.execute.after input and output as one JSON object on stdin and applies
+the answer: a built-in tool's big output (read whole from the file opencode
+saved it to) or an MCP result's text becomes the stub, the same way. The
+plugin is installed by copying it into ~/.config/opencode/plugins/.
+
 Example:
    retval hook claude-code install --user
    retval hook claude-code install --project . --dry-run
@@ -68,33 +76,37 @@ func runHook(c *cli.Command, e *env) error {
 	if err != nil {
 		return err
 	}
+	want := strings.Join(hook.Names(), " or ")
 	if len(args) == 0 {
-		return usageErr("name the harness: retval hook claude-code")
+		return usageErr("name the agent: retval hook %s", want)
 	}
-	if args[0] != "claude-code" {
-		return usageErr("unknown harness %q: want claude-code", args[0])
+	agent, ok := hook.Lookup(args[0])
+	if !ok {
+		return usageErr("unknown agent %q: want %s", args[0], want)
 	}
 	scoped := c.IsSet("project") || c.IsSet("user") || c.IsSet("dry-run")
 	switch {
 	case len(args) == 1 && scoped:
-		return usageErr("--project, --user and --dry-run are for install and uninstall: retval hook claude-code install --user")
+		return usageErr("--project, --user and --dry-run are for install and uninstall: retval hook %s install --user", agent.Name())
 	case len(args) == 1:
-		answerClaudeCode(c, e)
+		answerHook(c, e, agent)
 		return nil
 	case len(args) > 2:
-		return usageErr("too many arguments: want retval hook claude-code [install|uninstall]")
-	case args[1] == "install" || args[1] == "uninstall":
-		return installClaudeCode(c, e, args[1] == "uninstall")
+		return usageErr("too many arguments: want retval hook %s [install|uninstall]", agent.Name())
+	case args[1] != "install" && args[1] != "uninstall":
+		return usageErr("unknown action %q: want install or uninstall", args[1])
+	case agent.Settings() == nil:
+		return usageErr("%s's hook has nothing to install: it is the plugin integrations/opencode/retval.js, copied into ~/.config/opencode/plugins/", agent.Name())
 	}
-	return usageErr("unknown action %q: want install or uninstall", args[1])
+	return installHook(c, e, agent.Settings(), args[1] == "uninstall")
 }
 
-// answerClaudeCode answers one hook input. It never fails: whatever goes
-// wrong, nothing is printed on stdout (Claude Code then shows the tool's
+// answerHook answers one hook input. It never fails: whatever goes
+// wrong, nothing is printed on stdout (the agent then shows the tool's
 // own output), the reason goes to stderr, and the exit status is 0.
-func answerClaudeCode(c *cli.Command, e *env) {
+func answerHook(c *cli.Command, e *env, agent hook.Agent) {
 	say := func(format string, args ...any) {
-		fmt.Fprintf(e.stderr, "retval: hook: claude-code: %s\n", oneLine(fmt.Sprintf(format, args...)))
+		fmt.Fprintf(e.stderr, "retval: hook: %s: %s\n", agent.Name(), oneLine(fmt.Sprintf(format, args...)))
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -112,8 +124,8 @@ func answerClaudeCode(c *cli.Command, e *env) {
 		say("%v", err)
 		return
 	}
-	ans, err := hook.ClaudeCode(e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off,
-		OnLogError: logStore(dir, e, "hook: claude-code").OnLogError})
+	ans, err := hook.Run(agent, e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off,
+		OnLogError: logStore(dir, e, "hook: "+agent.Name()).OnLogError})
 	if err != nil {
 		say("%v", err)
 		return
@@ -128,7 +140,7 @@ func answerClaudeCode(c *cli.Command, e *env) {
 	}
 }
 
-func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
+func installHook(c *cli.Command, e *env, s *hook.Settings, uninstall bool) error {
 	project, user := c.String("project"), c.Bool("user")
 	switch {
 	case c.IsSet("project") && user:
@@ -138,15 +150,19 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 	case c.IsSet("project") && project == "":
 		return usageErr("--project needs a directory")
 	}
-	userFile, err := hook.UserSettings()
+	userFile, err := s.UserFile()
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	hooksFile := userFile
 	if !user {
-		if hooksFile, err = hook.ProjectSettings(project); err != nil {
+		if hooksFile, err = s.ProjectFile(project); err != nil {
 			return usageErr("%v", err)
 		}
+	}
+	allowFile := hooksFile
+	if s.AllowInUser != "" {
+		allowFile = userFile
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -155,17 +171,16 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 	if exe, err = filepath.Abs(exe); err != nil {
 		return err
 	}
-	command := hook.Command(exe)
+	command := s.Command(exe)
 	dry := c.Bool("dry-run")
 	var changes []hook.Change
 	if uninstall {
-		allow := ""
-		if user {
-			allow = userFile
+		if s.AllowInUser != "" && !user {
+			allowFile = "" // other projects may use them
 		}
-		changes, err = hook.Uninstall(hook.UninstallOptions{Hooks: hooksFile, Allow: allow, Command: command, DryRun: dry})
+		changes, err = s.Uninstall(hook.UninstallOptions{Hooks: hooksFile, Allow: allowFile, Command: command, DryRun: dry})
 	} else {
-		changes, err = hook.Install(hook.InstallOptions{Hooks: hooksFile, Allow: userFile, Command: command, DryRun: dry})
+		changes, err = s.Install(hook.InstallOptions{Hooks: hooksFile, Allow: allowFile, Command: command, DryRun: dry})
 	}
 	if err != nil {
 		return err
@@ -176,6 +191,7 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 			out.Write(ch.Diff)
 		}
 	}
+	allowed := "the " + strings.Join(s.AllowAt, ".") + " entries for " + s.AllowedFor
 	verb := map[bool]string{false: "added", true: "removed"}[uninstall]
 	for _, ch := range changes {
 		if ch.Own != "" {
@@ -186,7 +202,7 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 			}
 		}
 		if len(ch.KeptAllow) > 0 {
-			fmt.Fprintf(out, "%s: kept the permissions.allow entries %s: no note says install added them (remove them by hand if you do not want them)\n", ch.Path, strings.Join(ch.KeptAllow, ", "))
+			fmt.Fprintf(out, "%s: kept the %s entries %s: no note says install added them (remove them by hand if you do not want them)\n", ch.Path, strings.Join(s.AllowAt, "."), strings.Join(ch.KeptAllow, ", "))
 		}
 		if !ch.Changed {
 			switch {
@@ -201,11 +217,11 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 		what := ""
 		switch {
 		case ch.Hook && ch.Allow:
-			what = "the hook (" + command + ") and the permissions.allow entries for retval peek and retval resolve"
+			what = "the hook (" + command + ") and " + allowed
 		case ch.Hook:
 			what = "the hook (" + command + ")"
 		case ch.Allow:
-			what = "the permissions.allow entries for retval peek and retval resolve"
+			what = allowed
 		}
 		if dry {
 			fmt.Fprintf(out, "%s: would have %s %s; dry run, nothing written\n", ch.Path, verb, what)
@@ -222,14 +238,14 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 		}
 		fmt.Fprintln(out)
 	}
-	if !uninstall && !user {
-		fmt.Fprintf(out, "the allow entries are in %s: Claude Code ignores a project's permissions.allow until the folder is trusted\n", userFile)
+	if s.AllowInUser != "" && !user && !uninstall {
+		fmt.Fprintf(out, "the allow entries are in %s: %s\n", userFile, s.AllowInUser)
 	}
 	if _, err := exec.LookPath("retval"); err != nil && !uninstall {
 		fmt.Fprintf(e.stderr, "retval: hook: note: no retval on PATH: the stubs tell the model to run retval peek, which needs one\n")
 	}
-	if uninstall && !user {
-		fmt.Fprintf(out, "the permissions.allow entries in %s are kept (other projects may use them): retval hook claude-code uninstall --user removes them\n", userFile)
+	if s.AllowInUser != "" && uninstall && !user {
+		fmt.Fprintf(out, "%s in %s are kept (other projects may use them): retval hook %s uninstall --user removes them\n", allowed, userFile, s.Name)
 	}
 	return nil
 }

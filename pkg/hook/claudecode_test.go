@@ -172,7 +172,7 @@ func TestBashPersistedOutputHostile(t *testing.T) {
 	}{
 		{name: "fifo", path: fifo, wantErr: "is not a regular file"},
 		{name: "device", path: "/dev/zero", wantErr: "is not a regular file"},
-		{name: "symlink", path: link, wantErr: "is a symlink"},
+		{name: "symlink", path: link, wantErr: "persistedOutputPath " + link + " is a symlink: the whole output is read only from a plain file"},
 		{name: "missing", path: filepath.Join(tmp, "gone"), wantErr: "no such file"},
 		{name: "relative", path: "real.txt", wantErr: "not absolute"},
 		{name: "too big", path: real, opts: Options{Limits: retain.Limits{MaxValueSize: 1000}}, wantReason: "exceed max-value-size 1000"},
@@ -229,11 +229,18 @@ func TestBashStderr(t *testing.T) {
 	if got, d := stored(t, dir, "sess", "b-stderr"); got != big || d.Tool != "Bash stderr" {
 		t.Errorf("stderr value: %d bytes, tool %q", len(got), d.Tool)
 	}
-	// Small stdout with large stderr: nothing to replace (Claude Code
-	// shows stderr merged into stdout anyway).
-	ans, _ = ClaudeCode(strings.NewReader(bashInput(t, "sess", "c", map[string]any{"stdout": "ok\n", "stderr": big, "interrupted": false})), Options{RunsDir: dir})
-	if len(ans.Output) > 0 {
-		t.Errorf("answered %s", ans.Output)
+	// Small stdout with large stderr: stderr is retained all the same,
+	// and stdout shown as it is.
+	ans, err = ClaudeCode(strings.NewReader(bashInput(t, "sess", "c", map[string]any{"stdout": "ok\n", "stderr": big, "interrupted": false})), Options{RunsDir: dir})
+	if err != nil || len(ans.Output) == 0 {
+		t.Fatalf("no answer for a big stderr: %q %v", ans.Reason, err)
+	}
+	u = decode(t, ans.Output).HookSpecificOutput.UpdatedToolOutput
+	if u.Stdout != "ok\n" || !strings.HasPrefix(u.Stderr, "[retained #c-stderr] 33000 bytes, 3000 lines") {
+		t.Errorf("stdout %q, stderr %.80q", u.Stdout, u.Stderr)
+	}
+	if got, _ := stored(t, dir, "sess", "c-stderr"); got != big {
+		t.Errorf("stderr value: %d bytes", len(got))
 	}
 }
 

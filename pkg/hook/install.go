@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/retval/retval/internal/jsondoc"
 	"github.com/retval/retval/internal/userfile"
+	"github.com/retval/retval/pkg/retain"
 	"github.com/rogpeppe/go-internal/diff"
 )
 
@@ -38,23 +40,59 @@ const BackupSuffix = userfile.BackupSuffix
 // that and nothing else. Uninstall removes the note.
 const NoteSuffix = ".retval-added"
 
-// Settings is what retval adds to one agent's settings file.
+// Settings is what retval adds to one agent's settings file, and where
+// that file is.
 type Settings struct {
-	// Agent names the agent in messages ("Claude Code").
-	Agent string
+	// Agent names the agent in messages ("Claude Code"); Name is the
+	// agent's hook as `retval hook NAME` names it, which is how retval's
+	// hook entries are told from others (see Command).
+	Agent, Name string
 	// Hooks are the hook entries: one matcher group per event.
 	Hooks []HookEntry
-	// Ours reports whether a hook command runs retval's hook for this
-	// agent, whatever the program's path and the arguments after it.
-	Ours func(command string) bool
-	// InstallForm reports whether a hook command is one an install wrote
-	// (the program and the hook's words, nothing else): one from a
-	// binary since moved is updated in place.
-	InstallForm func(command string) bool
 	// AllowAt is the path of the array of allowed calls
 	// (permissions.allow); Allowed are the entries retval adds there.
 	AllowAt []string
 	Allowed []string
+	// AllowedFor says what the allow entries let the model run, in
+	// messages ("retval peek and retval resolve").
+	AllowedFor string
+	// AllowInUser, when set, says why the allow entries go into the
+	// user's file also for a project's install.
+	AllowInUser string
+	// UserFile and ProjectFile name the user's settings file and the
+	// settings file of the project in a directory.
+	UserFile    func() (string, error)
+	ProjectFile func(dir string) (string, error)
+}
+
+// Command is the hook's command line for the retval binary at exe.
+func (s *Settings) Command(exe string) string {
+	return retain.ShellQuote(exe) + " hook " + s.Name
+}
+
+// ours reports whether a hook command runs retval's hook for this agent,
+// whatever the program's path and the arguments after it.
+func (s *Settings) ours(command string) bool { return isRetvalHook(command, s.Name, false) }
+
+// installForm reports whether a hook command is one an install wrote
+// (the program and the hook's words, nothing else): one from a binary
+// since moved is updated in place.
+func (s *Settings) installForm(command string) bool { return isRetvalHook(command, s.Name, true) }
+
+// projectFile is the file at dir/elem..., for a dir that exists.
+func projectFile(dir string, elem ...string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("project %s: %v", dir, errors.Unwrap(err))
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("project %s is not a directory", dir)
+	}
+	return filepath.Join(append([]string{abs}, elem...)...), nil
 }
 
 // HookEntry is one matcher group retval adds under hooks.EVENT.
@@ -466,7 +504,7 @@ func (s *Settings) findOurs(groups *jsondoc.Node) (gi, hi int) {
 			continue
 		}
 		for hi, h := range hs.Vals {
-			if c, ok := commandOf(h); ok && s.Ours(c) {
+			if c, ok := commandOf(h); ok && s.ours(c) {
 				return gi, hi
 			}
 		}
@@ -486,7 +524,7 @@ func (s *Settings) addHooks(f *settingsFile, command string) error {
 				c, _ := commandOf(h)
 				switch {
 				case c == command:
-				case s.InstallForm(c):
+				case s.installForm(c):
 					// From a binary since moved: the entry follows it.
 					if err := f.doc.Replace(h.Get("command"), jsondoc.String(command)); err != nil {
 						return err
@@ -638,4 +676,73 @@ func (f *settingsFile) dropEmpty(path []string) error {
 		}
 	}
 	return nil
+}
+
+// isRetvalHook reports whether a hook command runs retval's hook for
+// agent: a program named retval (any path, after any VAR=value
+// assignments), then "hook" and agent, then (unless installForm) any
+// arguments but install and uninstall.
+func isRetvalHook(command, agent string, installForm bool) bool {
+	w, ok := shellWords(command)
+	all := len(w)
+	for ok && len(w) > 0 && strings.Contains(w[0], "=") && !strings.Contains(w[0], "/") {
+		w = w[1:]
+	}
+	if !ok || len(w) < 3 || filepath.Base(w[0]) != "retval" || w[1] != "hook" || w[2] != agent {
+		return false
+	}
+	if installForm {
+		return all == 3
+	}
+	return len(w) == 3 || w[3] != "install" && w[3] != "uninstall"
+}
+
+// shellWords splits a command line into words as a POSIX shell does for
+// plain words and quoting ('…', "…", backslash); ok is false for one it
+// cannot split (an unterminated quote).
+func shellWords(s string) (words []string, ok bool) {
+	var w strings.Builder
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				words, in = append(words, w.String()), false
+				w.Reset()
+			}
+			continue
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, false
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(`"\$`+"`", s[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, false
+			}
+		case c == '\\':
+			if i+1 >= len(s) {
+				return nil, false
+			}
+			i++
+			w.WriteByte(s[i])
+		default:
+			w.WriteByte(c)
+		}
+		in = true
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words, true
 }
