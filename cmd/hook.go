@@ -214,6 +214,10 @@ func installHook(c *cli.Command, e *env, s *hook.Settings, uninstall bool) error
 			}
 			continue
 		}
+		allowed := allowed
+		if len(ch.AllowEntries) < len(s.Allowed) {
+			allowed = "the " + strings.Join(s.AllowAt, ".") + " entr" + map[bool]string{true: "y ", false: "ies "}[len(ch.AllowEntries) == 1] + strings.Join(ch.AllowEntries, ", ")
+		}
 		what := ""
 		switch {
 		case ch.Hook && ch.Allow:

@@ -139,8 +139,10 @@ type Change struct {
 	// written, the file did not exist, or uninstall removed the file
 	// install had made.
 	Backup string
-	// Hook and Allow say which entries the file got or lost.
-	Hook, Allow bool
+	// Hook and Allow say which entries the file got or lost; AllowEntries
+	// are the allow entries.
+	Hook, Allow  bool
+	AllowEntries []string
 	// Created: install made the file. Deleted: uninstall removed it, as
 	// install had made it and nothing else is left in it.
 	Created, Deleted bool
@@ -611,6 +613,7 @@ func (s *Settings) addAllow(f *settingsFile) error {
 		}
 		f.noted().Allow = appendNew(f.note.Allow, want)
 		f.change.Allow = true
+		f.change.AllowEntries = append(f.change.AllowEntries, want)
 		if allow, err = f.container(s.AllowAt, '[', false); err != nil {
 			return err
 		}
@@ -647,6 +650,7 @@ func (s *Settings) removeAllow(f *settingsFile) error {
 		}
 		f.note.Allow = slices.DeleteFunc(f.note.Allow, func(a string) bool { return a == want })
 		f.change.Allow = true
+		f.change.AllowEntries = append(f.change.AllowEntries, want)
 	}
 	return f.dropEmpty(s.AllowAt)
 }
