@@ -286,7 +286,8 @@ func loadSettings(p string) (*settingsFile, error) {
 	if f.noteFile, err = userfile.Load(uf.Path+NoteSuffix, MaxSettingsSize); err != nil {
 		return nil, err
 	}
-	if f.noteFile.Exists {
+	if f.noteFile.Exists && uf.Exists {
+		// (The note of a file that is gone is stale: finish removes it.)
 		f.note = new(note)
 		if err := json.Unmarshal(f.noteFile.Old, f.note); err != nil {
 			return nil, fmt.Errorf("%s is not the note retval keeps of what it added to %s (%v): remove it, then run this again", f.noteFile.Path, p, err)
@@ -310,6 +311,12 @@ func (f *settingsFile) noted() *note {
 // first, so that what is in the file is always noted; for uninstall the
 // file first, so that what is noted is always still there to remove.
 func (f *settingsFile) finish(install, dryRun bool) error {
+	if !f.Exists && f.noteFile.Exists && !dryRun {
+		if err := f.noteFile.Remove(nil); err != nil {
+			return err
+		}
+		f.noteFile.Exists = false
+	}
 	now := f.doc.Bytes()
 	n := f.note
 	removed := f.change.Hook || f.change.Allow

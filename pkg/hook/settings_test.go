@@ -594,3 +594,22 @@ func jsonQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// A note left beside a settings file the user has since deleted says
+// nothing of the file install makes next: that install starts afresh, so
+// the uninstall after it removes the file again.
+func TestStaleNote(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	write(t, p, original)
+	Install(InstallOptions{Hooks: p, Allow: p, Command: cmdA})
+	os.Remove(p)
+	if _, err := Install(InstallOptions{Hooks: p, Allow: p, Command: cmdA}); err != nil {
+		t.Fatal(err)
+	}
+	if ch, err := Uninstall(UninstallOptions{Hooks: p, Allow: p}); err != nil || !ch[0].Deleted {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	if m, _ := filepath.Glob(p + "*"); len(m) != 0 {
+		t.Errorf("left: %v", m)
+	}
+}
