@@ -294,6 +294,13 @@ Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 		name := c.Name
 		action := c.Action
 		c.Action = func(ctx context.Context, cmd *cli.Command) error {
+			if helpAsked(cmd) {
+				// "retval hook claude-code --help", "retval mcp serve -h":
+				// the flag library stops at the first word after the
+				// command's name, so it never saw the flag; the command
+				// must not run (read stdin, start a server) instead.
+				return cli.ShowCommandHelp(ctx, cmd.Root(), name)
+			}
 			if err := action(ctx, cmd); err != nil {
 				return &cmdError{cmd: name, err: err}
 			}
