@@ -384,6 +384,15 @@ func configPath(given string) string {
 	return ""
 }
 
+// lenientConfig are the commands that run something on the user's
+// behalf — a command (exec), an MCP server (mcp proxy), a tool call's
+// hook: for them a config key that names no setting (a typo, or a key of
+// a newer retval) is a warning, so that it cannot silently take away a
+// build or a client's tools. Every other command refuses it (exit 2),
+// "retval config" and cron's gc included: a typo must not leave a limit
+// at its default unseen.
+var lenientConfig = map[string]bool{"exec": true, "mcp": true, "hook": true}
+
 // settings resolves every setting for this invocation.
 func settings(c *cli.Command) (*config.Resolved, error) {
 	g := givenFlags(c)
@@ -394,6 +403,12 @@ func settings(c *cli.Command) (*config.Resolved, error) {
 		f, err := config.LoadFile(path)
 		if err != nil {
 			return nil, usageErr("%v", err)
+		}
+		if err := f.Check(); err != nil {
+			if !lenientConfig[c.Name] {
+				return nil, usageErr("%v", err)
+			}
+			fmt.Fprintf(envOf(c).stderr, "retval: %s: warning: %v: ignored\n", c.Name, err)
 		}
 		file = f
 	}
