@@ -306,7 +306,11 @@ Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 			}
 			return nil
 		}
-		c.OnUsageError = func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+		onUsage := c.OnUsageError
+		c.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, sub bool) error {
+			if onUsage != nil { // the command's own answer (retain prints its input)
+				return &cmdError{cmd: name, err: onUsage(ctx, cmd, err, sub)}
+			}
 			return &cmdError{cmd: name, err: commandUsageError(cmd, err)}
 		}
 		c.StopOnNthArg = stopAtFirstArg
