@@ -96,7 +96,8 @@ func runRetain(c *cli.Command, e *env) error {
 		n := c.Int("exit-code")
 		meta.ExitCode = &n
 	}
-	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore}
+	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore,
+		ShowLater: true}
 	store := logStore(r.Location(), e, "retain")
 
 	out := e.stdout
@@ -112,16 +113,21 @@ func runRetain(c *cli.Command, e *env) error {
 	if res.Warning != nil {
 		fmt.Fprintf(e.stderr, "retval: retain: warning: %v\n", res.Warning)
 	}
-	if !r.JSON {
-		if !res.Verbatim {
-			_, err = io.WriteString(e.stdout, res.Stub)
-		}
-		return err
-	}
 	if res.Verbatim {
-		return jw.finish(res.Warning)
+		if r.JSON {
+			return jw.finish(res.Warning)
+		}
+		return nil
 	}
-	return writeJSON(e.stdout, retainJSON{Descriptor: res.Descriptor, Retained: res.Retained, Stub: res.Stub, NotRetained: res.NotRetained})
+	if r.JSON {
+		err = writeJSON(e.stdout, retainJSON{Descriptor: res.Descriptor, Retained: res.Retained, Stub: res.Stub, NotRetained: res.NotRetained})
+	} else {
+		_, err = io.WriteString(e.stdout, res.Stub)
+	}
+	if err == nil {
+		store.LogShown(opts, res) // only a stub that was written was shown
+	}
+	return err
 }
 
 // passThrough is retain's answer to a mistake in its own command line or

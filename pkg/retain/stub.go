@@ -74,7 +74,11 @@ func Completeness(size int64, m Meta) string {
 	if m.Stopped {
 		fmt.Fprintf(&b, "partial: stopped at max-value-size, the first %d bytes", size)
 	} else if m.Partial {
-		fmt.Fprintf(&b, "partial: upstream kept the last %d bytes", size)
+		who := "upstream"
+		if m.KeptTail {
+			who = "retval"
+		}
+		fmt.Fprintf(&b, "partial: %s kept the last %d bytes", who, size)
 		if m.OmittedBytes != nil {
 			fmt.Fprintf(&b, ", %d bytes discarded", *m.OmittedBytes)
 		}
