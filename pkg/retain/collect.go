@@ -297,9 +297,17 @@ func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
 	} else if changed != "" {
 		return &RunChangedError{Run: ri.Run, What: changed}
 	}
-	late := false
+	// The ids first, then the tombstone (rememberCollected); on a full
+	// disk, whichever did not fit is written once the run's files are gone.
+	late, lateIDs := false, false
+	if err := s.rememberCollected(ri, t.Collected); err != nil {
+		if !noSpace(err) {
+			return fmt.Errorf("recording the values of run %s: %w (run left in place)", ri.Run, err)
+		}
+		lateIDs = true
+	}
 	if err := s.WriteTombstone(t); err != nil {
-		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+		if !noSpace(err) {
 			return fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", ri.Run, err)
 		}
 		s.RemoveTombstone(ri.Run) // no half-written one
@@ -320,6 +328,12 @@ func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
 	if err := trash.RemoveAll(dst); err != nil {
 		return fmt.Errorf("run %s is collected, but deleting its files failed: %w (the next gc finishes it)", ri.Run, err)
 	}
+	if lateIDs {
+		// Without them a lookup in the run written again says
+		// unknown_reference, as before there were records: no reason
+		// to fail a collection that is done.
+		s.rememberCollected(ri, t.Collected)
+	}
 	if late {
 		if err := s.WriteTombstone(t); err != nil {
 			return fmt.Errorf("run %s is collected, but its tombstone could not be written: %w (lookups in it say unknown_reference)", ri.Run, err)
@@ -327,6 +341,9 @@ func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
 	}
 	return nil
 }
+
+// noSpace reports whether err says the disk (or the user's quota) is full.
+func noSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) }
 
 // trashEntry is a fresh name in the trash for the run directory name.
 func trashEntry(name string) (string, error) {
