@@ -114,16 +114,29 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 	}
 
 	busy := map[retain.ID]bool{}
+	badLock := map[retain.ID]string{} // runs whose lock gc refuses, and why
 	isBusy := func(ri *retain.RunInfo) bool {
 		b, ok := busy[ri.Run]
 		if !ok {
-			// A lock we cannot even try counts as busy: never guess.
+			// A lock we cannot even try counts as busy: never guess. A
+			// lock retval did not make (a symlink) is no writer's: the
+			// run is refused, and said so, not busy for ever.
 			var err error
 			b, err = s.RunBusy(ri.Run)
+			if errors.Is(err, retain.ErrCorrupt) {
+				badLock[ri.Run] = err.Error()
+			}
 			b = b || err != nil
 			busy[ri.Run] = b
 		}
 		return b
+	}
+	// skipBusy is the skip of a run isBusy found busy (or refused).
+	skipBusy := func(ri *retain.RunInfo, rule, busyMessage string) Skip {
+		if why, ok := badLock[ri.Run]; ok {
+			return Skip{Run: ri.Run, Rule: rule, Reason: SkipRefused, Message: why}
+		}
+		return Skip{Run: ri.Run, Rule: rule, Reason: SkipBusy, Message: busyMessage}
 	}
 	// Debris per run, by age alone; busy runs keep theirs for now.
 	debris := map[retain.ID][]Debris{}
@@ -151,7 +164,7 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 			return false
 		}
 		if isBusy(ri) {
-			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: rule, Reason: SkipBusy, Message: "a writer holds its lock"})
+			p.Skip = append(p.Skip, skipBusy(ri, rule, "a writer holds its lock"))
 			return false
 		}
 		if blocked != "" {
@@ -214,8 +227,7 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 			continue
 		}
 		if isBusy(ri) {
-			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: RuleDebris, Reason: SkipBusy,
-				Message: fmt.Sprintf("a writer holds its lock; %d debris files left for the next gc", len(ds))})
+			p.Skip = append(p.Skip, skipBusy(ri, RuleDebris, fmt.Sprintf("a writer holds its lock; %d debris files left for the next gc", len(ds))))
 			continue
 		}
 		p.Debris = append(p.Debris, ds...)
