@@ -22,10 +22,10 @@ type stats struct {
 	// of the last two (-1: none yet). A stub needs them for a first or
 	// last line longer than its excerpt.
 	firstNL, lastNL, prevNL int64
-	sha      hash.Hash
-	utf8     bool
-	carry    []byte // an incomplete UTF-8 sequence at the end of the last chunk
-	json     jsonvalid.Validator
+	sha                     hash.Hash
+	utf8                    bool
+	carry                   []byte // an incomplete UTF-8 sequence at the end of the last chunk
+	json                    jsonvalid.Validator
 	// nd checks for NDJSON from the end of the first non-empty line on:
 	// until then the lines are json's bytes (ndStarted false).
 	nd        jsonvalid.Lines
