@@ -23,6 +23,9 @@ const (
 	trashDirName      = "trash"
 )
 
+// gcReadOnly is what a gc on a store it cannot write is told.
+const gcReadOnly = "gc can collect nothing there; run it where the store is writable (gc --dry-run shows what it would do)"
+
 // CodeBusy is the code of a lock somebody else holds: a writer's on a run
 // gc wanted, or another collector's on the runs-dir.
 const CodeBusy Code = "busy"
@@ -93,6 +96,9 @@ func (s *Store) OpenCollection(create bool) (*Collection, error) {
 		root.Close()
 		if isRefusal(err) {
 			return nil, Errorf(CodeCorrupt, "%v; gc keeps its lock, trash and tombstones there and never follows a link: remove it (what it points at is left alone) and run gc again", err)
+		}
+		if readOnly(err) {
+			return nil, readOnlyErr(s.Dir, err, gcReadOnly)
 		}
 		return nil, err
 	}
@@ -166,6 +172,9 @@ func (s *Store) LockCollector(create bool) (*CollectorLock, error) {
 	}
 	if isRefusal(err) {
 		return nil, Errorf(CodeCorrupt, "%v; gc never locks through a link or a special file: remove it and run gc again", err)
+	}
+	if create && readOnly(err) {
+		return nil, readOnlyErr(s.Dir, err, gcReadOnly)
 	}
 	if err != nil {
 		return nil, err
