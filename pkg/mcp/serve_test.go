@@ -104,7 +104,7 @@ func TestServePeek(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
 		{`{"id":"c1","lines":"18-19"}`, "18: line 18 xxxxxxxxxxxxxxxxxxxx\n19: line 19 xxxxxxxxxxxxxxxxxxxx\n"},
 		{`{"id":"c1","lines":"2999-3005"}`, "2999: line 2999 xxxxxxxxxxxxxxxxxxxx\n3000: line 3000 xxxxxxxxxxxxxxxxxxxx\n[lines 2999-3000 of 3000; the value ends at line 3000]\n"},
-		{`{"id":"c1","query":"LINE 2999 ","ignore_case":true}`, "2999: line 2999 xxxxxxxxxxxxxxxxxxxx\n[1 matches; shown 1-1]\n"},
+		{`{"id":"c1","query":"LINE 2999 ","ignore_case":true}`, "2999: line 2999 xxxxxxxxxxxxxxxxxxxx\n[1 match; shown 1-1]\n"},
 		{`{"id":"c1","query":"^line 1\\d ","regex":true,"after_line":15,"context":0}`, "16: line 16 xxxxxxxxxxxxxxxxxxxx\n17: line 17 xxxxxxxxxxxxxxxxxxxx\n18: line 18 xxxxxxxxxxxxxxxxxxxx\n19: line 19 xxxxxxxxxxxxxxxxxxxx\n[10 matches; shown 7-10]\n"},
 		{`{"id":"c1","bytes":"0-8","run":"r1"}`, "line 1 x"},
 	} {

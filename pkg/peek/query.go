@@ -344,7 +344,7 @@ func (p *QueryPage) Trailer() string {
 
 func queryTrailer(total, before, shown, after int64, within string, win *Line, next int64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%d matches%s", total, within)
+	fmt.Fprintf(&b, "[%s%s", plural(total, "match"), within)
 	switch {
 	case total == 0:
 	case shown == 0:

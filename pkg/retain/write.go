@@ -424,10 +424,12 @@ func (w *writer) atCapacity(d *Descriptor, reason string) (*Result, error) {
 
 func (w *writer) stub(d *Descriptor, notRetained string) string {
 	L := w.lim
+	first, last := w.st.lineEnds()
 	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
 		Head: w.st.head, Tail: w.st.tailBytes(), PreviewBytes: L.PreviewBytes, PeekLines: L.PeekLines,
 		NotRetained: notRetained, HeaderOnly: w.opts.Policy == PolicyBounded,
-		ReadMore: w.opts.ReadMore, Run: w.runID, RunsDir: w.store.Dir, NDJSON: d.NDJSON})
+		ReadMore: w.opts.ReadMore, Run: w.runID, RunsDir: w.store.Dir, NDJSON: d.NDJSON,
+		FirstNewline: first, LastLineStart: last})
 }
 
 // retainedStub is the stub of the committed value d: for a JSON value,
