@@ -412,3 +412,13 @@ func (x *Expander) LogInput(via, tool string, in *Input) {
 	}
 	x.Store.LogRead(run, retain.Read{Op: retain.OpReference, Via: via, Tool: tool, Bytes: in.Written, Size: in.Expanded})
 }
+
+// Instructions teaches a model the reference form, once a session, where
+// an integration that expands it runs (a hook's session start, the MCP
+// proxy's initialize): never in a file that may be read where none runs.
+// About 170 tokens.
+const Instructions = `retval: to reuse text that a tool result kept by retval holds (a stub "[retained #ID] …") in a tool call without typing it again, write a string argument as $expand: followed by JSON:
+  $expand:{"$ref":"ID","lines":[A,B]}   lines A-B of value ID, exactly (also "bytes":[S,E] half-open, or "pointer":"/a/0" for JSON)
+  $expand:{"$concat":["new text\n",{"$ref":"ID","lines":[2100,2399]},"more\n"]}   text and selections joined
+  $expand:{"$literal":"$expand:…"}   a string that must itself begin with $expand:
+It is replaced by the exact text before the tool runs and you are told its bytes and sha256; a reference that fails refuses the call, naming it. Only a string that begins with $expand: is expanded.`
