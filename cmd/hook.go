@@ -35,6 +35,15 @@ Code shows its own output. The store is runs_dir from the config file
 (~/.config/retval/config.toml) or RETVAL_RUNS_DIR, by default
 $XDG_STATE_HOME/retval/runs (~/.local/state/retval/runs).
 
+It answers PreToolUse too: a string argument of Write, Edit, MultiEdit,
+NotebookEdit, Bash or an MCP tool that begins with $expand: followed by an
+expand node ({"$ref": …}, {"$concat": […]}, {"$literal": "…"}; an MCP
+tool's bare node objects too) is replaced by the text it stands for
+(updatedInput), with no permission decision, so Claude Code's own rules
+judge the expanded call; the model is told the bytes and SHA-256 of each
+expanded field. A reference that does not resolve denies the call, naming
+each failure. At SessionStart it tells the model the form once.
+
 install adds the hook to DIR/.claude/settings.json (--project) or to
 ~/.claude/settings.json (--user), keeping every other byte of the file, and
 allows the model's "retval peek" and "retval resolve" Bash commands in the

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -39,6 +40,7 @@ type Input struct {
 	HookEventName string          `json:"hook_event_name"`
 	ToolName      string          `json:"tool_name"`
 	ToolUseID     string          `json:"tool_use_id"`
+	ToolInput     json.RawMessage `json:"tool_input"`
 	ToolResponse  json.RawMessage `json:"tool_response"`
 }
 
@@ -60,9 +62,21 @@ func (claudeCode) Answer(h *Hook, b []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("the hook input is not a JSON object: %v", err)
 	}
 	call := Call{Run: in.SessionID, ID: in.ToolUseID, Tool: in.ToolName}
+	switch in.HookEventName {
+	case "PreToolUse":
+		return claudePre(h, call, in.ToolInput)
+	case "SessionStart":
+		return claudeAnswer(hookOutput{HookEventName: "SessionStart", AdditionalContext: expand.Instructions}, nil)
+	case "", "PostToolUse":
+	default:
+		return Answer{Reason: fmt.Sprintf("a %s hook input: only SessionStart, PreToolUse and PostToolUse are answered", in.HookEventName)}, nil
+	}
+	if paths := expand.Unexpanded(in.ToolInput); len(paths) > 0 {
+		// The fail-open case: the call ran with its references as the
+		// model wrote them (no PreToolUse expanded them).
+		return claudeAnswer(hookOutput{HookEventName: "PostToolUse", AdditionalContext: unexpandedNote(paths)}, nil)
+	}
 	switch {
-	case in.HookEventName != "" && in.HookEventName != "PostToolUse":
-		return Answer{Reason: fmt.Sprintf("a %s hook input: only PostToolUse is answered", in.HookEventName)}, nil
 	case len(in.ToolResponse) == 0:
 		return Answer{}, errors.New("the hook input has no tool_response")
 	case in.SessionID == "" || in.ToolUseID == "":
@@ -113,6 +127,33 @@ func claudeMCP(h *Hook, call Call, raw json.RawMessage) (Answer, error) {
 	return claudeAnswer(hookOutput{HookEventName: "PostToolUse", UpdatedMCPToolOutput: &kept.Stub}, kept.Descriptor)
 }
 
+// claudePre answers PreToolUse: a call whose input holds references
+// ($expand: strings; for an MCP tool, whose input Claude Code does not
+// check before the hook, bare node objects too) gets updatedInput, the
+// expanded input, with no permission decision — Claude Code's own rules
+// then judge the expanded call, so the hook grants nothing — and
+// additionalContext, the bytes and SHA-256 of each expanded field. A
+// reference that fails denies the call, naming each failure. Any other
+// call: no output, Claude Code runs it as it is.
+func claudePre(h *Hook, call Call, input json.RawMessage) (Answer, error) {
+	if len(input) == 0 {
+		return Answer{Reason: "no tool_input"}, nil
+	}
+	in, err := h.Expand(call, input, expand.InputOptions{Objects: strings.HasPrefix(call.Tool, "mcp__")})
+	if retain.CodeOf(err) == retain.CodeExpandRefused {
+		return claudeAnswer(hookOutput{HookEventName: "PreToolUse", PermissionDecision: "deny",
+			PermissionDecisionReason: refusalText(err)}, nil)
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	if len(in.Fields) == 0 {
+		return Answer{Reason: "no $expand: reference in the tool input: run as it is"}, nil
+	}
+	return claudeAnswer(hookOutput{HookEventName: "PreToolUse", UpdatedInput: json.RawMessage(in.Doc),
+		AdditionalContext: in.Summary()}, nil)
+}
+
 // hookOutput is the answer's hookSpecificOutput. For Bash the object form
 // of updatedToolOutput is required (Claude Code drops a plain string); for
 // an MCP tool a plain string reaches the model exactly (an object would be
@@ -121,6 +162,12 @@ type hookOutput struct {
 	HookEventName        string      `json:"hookEventName"`
 	UpdatedToolOutput    *bashOutput `json:"updatedToolOutput,omitempty"`
 	UpdatedMCPToolOutput *string     `json:"updatedMCPToolOutput,omitempty"`
+	// PreToolUse: the expanded input, or a denial.
+	PermissionDecision       string          `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
+	// AdditionalContext reaches the model as a system message.
+	AdditionalContext string `json:"additionalContext,omitempty"`
 }
 
 // bashOutput replaces the Bash tool's output.
@@ -137,8 +184,15 @@ func claudeAnswer(h hookOutput, d *retain.Descriptor) (Answer, error) {
 	return Answer{Output: b, Descriptor: d}, err
 }
 
-// Matcher is the tools the hook entry is for: Bash and every MCP tool.
-const Matcher = "Bash|mcp__.*"
+// Matcher is the tools the PostToolUse entry is for: Bash and every MCP
+// tool, whose outputs it retains, and the tools whose input may hold
+// references, so that one run with its references unexpanded is flagged.
+const Matcher = "Bash|mcp__.*|Write|Edit|MultiEdit|NotebookEdit"
+
+// PreMatcher is the tools the PreToolUse entry is for: those whose input
+// may hold references. (Edit's old_string is checked against the file
+// before the hook runs, so only its new_string can be one.)
+const PreMatcher = "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*"
 
 // Allowed are the permissions.allow entries that let the model read
 // values through its Bash tool without a permission prompt.
@@ -152,7 +206,7 @@ var Allowed = []string{"Bash(retval peek:*)", "Bash(retval resolve:*)"}
 var ClaudeCodeSettings = &Settings{
 	Agent:       "Claude Code",
 	Name:        "claude-code",
-	Hooks:       []HookEntry{{Event: "PostToolUse", Matcher: Matcher}},
+	Hooks:       []HookEntry{{Event: "PostToolUse", Matcher: Matcher}, {Event: "PreToolUse", Matcher: PreMatcher}, {Event: "SessionStart"}},
 	AllowAt:     []string{"permissions", "allow"},
 	Allowed:     Allowed,
 	AllowedFor:  "retval peek and retval resolve",
@@ -191,3 +245,33 @@ func Install(o InstallOptions) ([]Change, error) { return ClaudeCodeSettings.Ins
 
 // Uninstall removes what Install added (see Settings.Uninstall).
 func Uninstall(o UninstallOptions) ([]Change, error) { return ClaudeCodeSettings.Uninstall(o) }
+
+// refusalText is a refused expansion as one message: every failing
+// reference with its path in the input and its code.
+func refusalText(err error) string {
+	var r *expand.Refusal
+	if !errors.As(err, &r) {
+		return "retval: " + err.Error()
+	}
+	var b strings.Builder
+	b.WriteString("retval could not expand the references of this call; nothing ran:")
+	for _, f := range r.Failures {
+		fmt.Fprintf(&b, " at %q: %s (%s);", f.Path, f.Message, f.Code)
+	}
+	b.WriteString(" correct them and call again")
+	return b.String()
+}
+
+// unexpandedNote tells the model that a call ran with its references as
+// written.
+func unexpandedNote(paths []string) string {
+	return fmt.Sprintf("retval: the tool received %s still beginning with $expand: — no hook expanded the reference, so the text was used as written (a file may now hold it literally); check the retval hook is installed and trusted, then redo the call", strings.Join(quoteAll(paths), ", "))
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = fmt.Sprintf("%q", x)
+	}
+	return out
+}

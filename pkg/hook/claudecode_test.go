@@ -315,7 +315,7 @@ func TestPass(t *testing.T) {
 		{name: "small", in: bashInput(t, "s", "c", map[string]any{"stdout": "hello\n", "stderr": "", "interrupted": false}), want: "within the threshold"},
 		{name: "off", in: bashInput(t, "s", "c", map[string]any{"stdout": big}), opts: Options{Off: true}, want: "retval is off"},
 		{name: "other tool", in: `{"session_id":"s","tool_use_id":"c","tool_name":"Read","tool_response":{"file":{}}}`, want: `tool "Read" is not one the hook handles`},
-		{name: "other event", in: `{"session_id":"s","tool_use_id":"c","hook_event_name":"PreToolUse","tool_name":"Bash","tool_response":{}}`, want: "only PostToolUse"},
+		{name: "other event", in: `{"session_id":"s","tool_use_id":"c","hook_event_name":"Notification","tool_name":"Bash","tool_response":{}}`, want: "only SessionStart, PreToolUse and PostToolUse"},
 		{name: "image", in: bashInput(t, "s", "c", map[string]any{"stdout": big, "isImage": true}), want: "an image"},
 		{name: "not JSON", in: "garbage", want: "not a JSON object"},
 		{name: "no stdout", in: bashInput(t, "s", "c", map[string]any{"stderr": big}), want: "no stdout"},

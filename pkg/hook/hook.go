@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/pkg/config"
+	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -117,7 +119,7 @@ func Run(agent Agent, in io.Reader, o Options) (Answer, error) {
 	if o.Off {
 		return Answer{Reason: "retval is off: the output is shown as is"}, nil
 	}
-	return agent.Answer(&Hook{opts: o, readMore: agent.ReadMore()}, b)
+	return agent.Answer(&Hook{opts: o, readMore: agent.ReadMore(), agent: agent.Name()}, b)
 }
 
 // Hook is what every agent's hook shares: it decides whether an output is
@@ -126,7 +128,31 @@ func Run(agent Agent, in io.Reader, o Options) (Answer, error) {
 type Hook struct {
 	opts     Options
 	readMore retain.ReadMore
+	agent    string // the agent's name, for the read log
 	store    *retain.Store
+}
+
+// Expand expands the references in a tool call's input (its arguments,
+// one JSON document: see expand.ExpandInput) against the run of the
+// agent's session, and records what they saved in the read log. An input
+// without references is returned as it is, with no Fields: the agent is
+// to run the call untouched. A refusal (expand_refused) names each
+// failing reference; the agent is to refuse the call with it.
+func (h *Hook) Expand(c Call, input []byte, o expand.InputOptions) (*expand.Input, error) {
+	if !bytes.Contains(input, []byte("$")) && !bytes.Contains(input, []byte(`\u`)) {
+		return &expand.Input{Doc: input}, nil // no reference can be there
+	}
+	store, err := h.open() // a value is read only where a reference is found
+	if err != nil {
+		return nil, err
+	}
+	x := &expand.Expander{Store: store, Run: c.Run, MaxBytes: h.opts.Limits.MaxExpandBytes}
+	in, err := x.ExpandInput(input, o)
+	if err != nil {
+		return nil, err
+	}
+	x.LogInput("hook "+h.agent, c.Tool, in)
+	return in, nil
 }
 
 // Call names one tool call: Run is the agent's session, ID the agent's

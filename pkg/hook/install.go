@@ -555,7 +555,9 @@ func (s *Settings) addHooks(f *settingsFile, command string) error {
 		entry.Set("type", jsondoc.String("command"))
 		entry.Set("command", jsondoc.String(command))
 		group := &jsondoc.Node{Kind: '{'}
-		group.Set("matcher", jsondoc.String(e.Matcher))
+		if e.Matcher != "" { // SessionStart: every source
+			group.Set("matcher", jsondoc.String(e.Matcher))
+		}
 		group.Set("hooks", &jsondoc.Node{Kind: '[', Vals: []*jsondoc.Node{entry}})
 		if err := f.doc.Insert(groups, len(groups.Vals), "", group); err != nil {
 			return err

@@ -77,12 +77,16 @@ type settingsOf struct {
 		Allow []string `json:"allow"`
 	} `json:"permissions"`
 	Hooks struct {
-		PostToolUse []struct {
-			Matcher string `json:"matcher"`
-			Hooks   []struct {
-				Type, Command string
-			} `json:"hooks"`
-		} `json:"PostToolUse"`
+		PostToolUse  []matcherGroup `json:"PostToolUse"`
+		PreToolUse   []matcherGroup `json:"PreToolUse"`
+		SessionStart []matcherGroup `json:"SessionStart"`
+	} `json:"hooks"`
+}
+
+type matcherGroup struct {
+	Matcher string `json:"matcher"`
+	Hooks   []struct {
+		Type, Command string
 	} `json:"hooks"`
 }
 
@@ -95,15 +99,24 @@ func decodeSettings(t *testing.T, p string) settingsOf {
 	return s
 }
 
-// retvalHooks counts the groups running cmd.
+// retvalHooks counts the groups running cmd with the PostToolUse matcher;
+// it fails the test when the PreToolUse and SessionStart entries do not
+// stand beside each of them.
 func retvalHooks(s settingsOf, cmd string) int {
-	n := 0
-	for _, g := range s.Hooks.PostToolUse {
-		for _, h := range g.Hooks {
-			if h.Command == cmd && h.Type == "command" && g.Matcher == Matcher {
-				n++
+	count := func(groups []matcherGroup, matcher string) int {
+		n := 0
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				if h.Command == cmd && h.Type == "command" && g.Matcher == matcher {
+					n++
+				}
 			}
 		}
+		return n
+	}
+	n := count(s.Hooks.PostToolUse, Matcher)
+	if count(s.Hooks.PreToolUse, PreMatcher) != n || count(s.Hooks.SessionStart, "") != n {
+		return -1
 	}
 	return n
 }
@@ -210,7 +223,28 @@ func TestInstallNewFile(t *testing.T) {
   "hooks": {
     "PostToolUse": [
       {
-        "matcher": "Bash|mcp__.*",
+        "matcher": "Bash|mcp__.*|Write|Edit|MultiEdit|NotebookEdit",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "'/opt/my tools/retval' hook claude-code"
+          }
+        ]
+      }
+    ],
+    "PreToolUse": [
+      {
+        "matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "'/opt/my tools/retval' hook claude-code"
+          }
+        ]
+      }
+    ],
+    "SessionStart": [
+      {
         "hooks": [
           {
             "type": "command",
@@ -313,7 +347,7 @@ func TestInstallDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := string(ch[0].Diff)
-	for _, want := range []string{"+        \"matcher\": \"Bash|mcp__.*\",", "+            \"command\": \"" + cmdA + "\"", "+      \"Bash(retval peek:*)\","} {
+	for _, want := range []string{"+        \"matcher\": \"" + Matcher + "\",", "+        \"matcher\": \"" + PreMatcher + "\",", "+            \"command\": \"" + cmdA + "\"", "+      \"Bash(retval peek:*)\","} {
 		if !strings.Contains(d, want) {
 			t.Errorf("diff lacks %q:\n%s", want, d)
 		}
@@ -468,7 +502,7 @@ func TestInstallUninstallLeavesNothing(t *testing.T) {
 func TestInstallRoundTripLayouts(t *testing.T) {
 	for _, c := range []struct{ name, orig, installed string }{
 		{"compact", `{"model":"opus","permissions":{"allow":["Bash(npm test:*)"]}}`,
-			`{"model":"opus","permissions":{"allow":["Bash(npm test:*)","Bash(retval peek:*)","Bash(retval resolve:*)"]},"hooks":{"PostToolUse":[{"matcher":"Bash|mcp__.*","hooks":[{"type":"command","command":"/usr/local/bin/retval hook claude-code"}]}]}}`},
+			`{"model":"opus","permissions":{"allow":["Bash(npm test:*)","Bash(retval peek:*)","Bash(retval resolve:*)"]},"hooks":{"PostToolUse":[{"matcher":"Bash|mcp__.*|Write|Edit|MultiEdit|NotebookEdit","hooks":[{"type":"command","command":"/usr/local/bin/retval hook claude-code"}]}],"PreToolUse":[{"matcher":"Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*","hooks":[{"type":"command","command":"/usr/local/bin/retval hook claude-code"}]}],"SessionStart":[{"hooks":[{"type":"command","command":"/usr/local/bin/retval hook claude-code"}]}]}}`},
 		{"crlf", strings.ReplaceAll(original, "\n", "\r\n"), ""},
 		{"tabs", strings.ReplaceAll(original, "  ", "\t"), ""},
 		{"one line with spaces", `{"model": "opus", "hooks": {"Stop": []}}` + "\n", ""},
@@ -554,14 +588,14 @@ func TestInstallRecognisesRetvalEntry(t *testing.T) {
 		orig := `{"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": ` + jsonQuote(own) + `}]}]}}`
 		write(t, p, orig)
 		ch, err := Install(InstallOptions{Hooks: p, Allow: p, Command: cmdA})
-		if err != nil || ch[0].Hook || ch[0].Own != own {
+		if err != nil || ch[0].Own != own {
 			t.Fatalf("%s: install %+v %v", own, ch, err)
 		}
 		if s := decodeSettings(t, p); len(s.Hooks.PostToolUse) != 1 {
 			t.Errorf("%s: a second hook: %+v", own, s.Hooks)
 		}
 		ch, err = Uninstall(UninstallOptions{Hooks: p, Allow: p})
-		if err != nil || ch[0].Hook || ch[0].Own != own {
+		if err != nil || ch[0].Own != own {
 			t.Fatalf("%s: uninstall %+v %v", own, ch, err)
 		}
 		if got := read(t, p); got != orig {

@@ -60,6 +60,10 @@ const (
 	// OpCompose: expand composed Bytes bytes of tool-call arguments from
 	// selections of the value, text the model did not have to write.
 	OpCompose ReadOp = "compose"
+	// OpReference: an agent's tool call (Tool) carried references that an
+	// integration (Via) expanded before the tool ran: the model wrote
+	// Bytes bytes of reference forms that stood for Size bytes of text.
+	OpReference ReadOp = "reference"
 )
 
 // Read is one record of a run's read log.
@@ -331,7 +335,7 @@ func parseRecord(line []byte, r *Read, in interner) bool {
 	}
 	op := ReadOp(f[1])
 	switch op {
-	case OpStub, OpVerbatim, OpPreview, OpRead, OpRefused, OpCompose:
+	case OpStub, OpVerbatim, OpPreview, OpRead, OpRefused, OpCompose, OpReference:
 	default:
 		return false
 	}

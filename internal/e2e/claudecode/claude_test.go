@@ -246,6 +246,8 @@ func scenarios(t *testing.T) {
 		}
 	})
 
+	expandScenarios(t)
+
 	t.Logf("bytes the model received: Bash seq 1 20000 (108894 bytes): %d with the hook, %d without; seq 1 5000 (23893 bytes): %d with, %d without; MCP read_text_file of %d bytes: %d with the hook, %d without",
 		bashWith, bashWithout, bashMidWith, bashMidWithout, len(text), mcpWith, mcpWithout)
 	for _, m := range []e2etest.Measure{
