@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -94,10 +93,7 @@ func hookScenarios(t *testing.T) {
 		without = len(got)
 	}
 	s := newSession(t)
-	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "net", "http", "server.go"))
-	if err != nil {
-		t.Skipf("no Go source to move lines of: %v", err)
-	}
+	src := e2etest.GoSource(t, "src/net/http/server.go")
 	lines := strings.SplitAfter(string(src), "\n")
 	if err := os.WriteFile(filepath.Join(s.Proj, "server.go"), src, 0o644); err != nil {
 		t.Fatal(err)
