@@ -18,10 +18,13 @@ func init() { register("hook", hookCommand) }
 func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "hook",
-		Usage: "answer an agent's tool-output hook, or install it: claude-code, opencode",
+		Usage: "answer an agent's tool hook, or install it: claude-code, codex, opencode",
 		UsageText: `retval hook claude-code
 retval hook claude-code install (--project DIR | --user) [--dry-run]
 retval hook claude-code uninstall (--project DIR | --user) [--dry-run]
+retval hook codex [--expand-shell] [--wrap-shell]
+retval hook codex install (--project DIR | --user) [--expand-shell] [--wrap-shell] [--dry-run]
+retval hook codex uninstall (--project DIR | --user) [--dry-run]
 retval hook opencode`,
 		Description: `retval hook claude-code reads one Claude Code PostToolUse hook input on
 stdin. A Bash or MCP result over the threshold is retained in the run named
@@ -56,6 +59,16 @@ refused and left untouched. uninstall removes what install added and
 nothing else (with --user, the allow entries too): an install followed by
 an uninstall leaves the file byte for byte as it was, or absent if it was.
 
+retval hook codex answers Codex's hooks (the same wire format, in
+$CODEX_HOME/hooks.json or DIR/.codex/hooks.json). Codex accepts a rewritten
+call only as an approved one, so by default only MCP tools' references are
+expanded (Codex's approval policy still applies to MCP calls). With
+--expand-shell, shell commands' references are expanded too; with
+--wrap-shell, every shell command runs through retval exec in the session's
+run, so its whole output is retained and the model sees the stub — each
+such call skips Codex's approval prompt (its sandbox still applies). Codex
+runs hooks only once they are trusted: see docs/codex.md.
+
 retval hook opencode answers the opencode plugin
 (integrations/opencode/retval.js), which hands it each tool call's
 tool.execute.after input and output as one JSON object on stdin and applies
@@ -75,6 +88,8 @@ Exit status: 0 answered or passed (the hook itself always exits 0),
 			&cli.StringFlag{Name: "project", Usage: "install into (or uninstall from) the project in DIR: DIR/.claude/settings.json"},
 			&cli.BoolFlag{Name: "user", Usage: "install into (or uninstall from) the user settings, ~/.claude/settings.json"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
+			&cli.BoolFlag{Name: "expand-shell", Usage: "codex: expand $expand: references in shell commands too (each such call is approved: see docs/codex.md)"},
+			&cli.BoolFlag{Name: "wrap-shell", Usage: "codex: run every shell command through retval exec, so its whole output is retained (each such call is approved: see docs/codex.md)"},
 		),
 		Action: func(_ context.Context, c *cli.Command) error { return runHook(c, envOf(c)) },
 	}
@@ -133,8 +148,10 @@ func answerHook(c *cli.Command, e *env, agent hook.Agent) {
 		say("%v", err)
 		return
 	}
+	exe, _ := os.Executable()
 	ans, err := hook.Run(agent, e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off,
-		OnLogError: logStore(dir, e, "hook: "+agent.Name()).OnLogError})
+		OnLogError:  logStore(dir, e, "hook: "+agent.Name()).OnLogError,
+		ExpandShell: c.Bool("expand-shell"), WrapShell: c.Bool("wrap-shell"), Exe: exe})
 	if err != nil {
 		say("%v", err)
 		return
@@ -181,6 +198,14 @@ func installHook(c *cli.Command, e *env, s *hook.Settings, uninstall bool) error
 		return err
 	}
 	command := s.Command(exe)
+	for _, opt := range []string{"expand-shell", "wrap-shell"} {
+		if c.Bool(opt) {
+			if s.Name != "codex" {
+				return usageErr("--%s is for the codex hook: other agents' hooks do not need an approval to rewrite a call", opt)
+			}
+			command += " --" + opt
+		}
+	}
 	dry := c.Bool("dry-run")
 	var changes []hook.Change
 	if uninstall {

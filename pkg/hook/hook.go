@@ -85,6 +85,13 @@ type Options struct {
 	// OnLogError is told of a failure to append to the run's read log
 	// (see retain.Store.OnLogError).
 	OnLogError func(error)
+	// ExpandShell and WrapShell are the user's opt-ins, given at install,
+	// for an agent that accepts a rewritten shell call only as an
+	// approved one (Codex): expand the references in shell commands, and
+	// run every shell command through retval exec.
+	ExpandShell, WrapShell bool
+	// Exe is this retval's path, for the commands a hook writes.
+	Exe string
 }
 
 // Answer is what the hook says.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -69,10 +68,7 @@ func expandScript(dir string) func(conversation) reply {
 // the project and returns its lines, newlines kept.
 func (s *session) sourceLines() []string {
 	s.t.Helper()
-	b, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "net", "http", "server.go"))
-	if err != nil {
-		s.t.Skipf("no Go source to move lines of: %v", err)
-	}
+	b := e2etest.GoSource(s.t, "src/net/http/server.go")
 	if err := os.WriteFile(filepath.Join(s.Proj, "server.go"), b, 0o644); err != nil {
 		s.t.Fatal(err)
 	}
