@@ -68,9 +68,9 @@ func TestOpencodeBuiltin(t *testing.T) {
 	}
 }
 
-// An MCP result: its text blocks (and embedded text resources) are the
-// value, joined by newlines; the first becomes the stub, the others go,
-// and every other block stays where it was.
+// An MCP result, by the proxy's rule: each big text block (or embedded
+// text resource) becomes its own value's stub, a resource keeping its uri;
+// every other block stays where it was.
 func TestOpencodeMCP(t *testing.T) {
 	dir := t.TempDir()
 	a, b := strings.Repeat("a\n", 15000), strings.Repeat("b\n", 15000)
@@ -84,18 +84,25 @@ func TestOpencodeMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := decodeOpencode(t, ans)
-	if o.Output != nil || len(o.Content) != 3 {
+	if o.Output != nil || len(o.Content) != 4 {
 		t.Fatalf("answer %s", ans.Output)
 	}
-	if o.Content[0]["type"] != "image" || o.Content[2]["type"] != "resource" {
+	if o.Content[0]["type"] != "image" || o.Content[2]["type"] != "resource" || o.Content[3]["type"] != "resource" {
 		t.Errorf("the other blocks moved: %v", o.Content)
 	}
 	stub, _ := o.Content[1]["text"].(string)
-	if !strings.HasPrefix(stub, "[retained #call_7] 60001 bytes, 30001 lines, sha256:"+sha(a+"\n"+b)) ||
-		!strings.HasSuffix(stub, "[the value is the result's 2 text blocks joined by newlines]\n") {
+	if !strings.HasPrefix(stub, "[retained #call_7] 30000 bytes, 15000 lines, sha256:"+sha(a)) {
 		t.Errorf("stub %q", stub)
 	}
-	if got, _ := stored(t, dir, "ses_1", "call_7"); got != a+"\n"+b {
+	res, _ := o.Content[3]["resource"].(map[string]any)
+	if s, _ := res["text"].(string); res["uri"] != "file:///b" || !strings.HasPrefix(s, "[retained #call_7-2] 30000 bytes") ||
+		!strings.HasSuffix(s, "[the value is the text of resource file:///b]\n") {
+		t.Errorf("resource %v", res)
+	}
+	if got, _ := stored(t, dir, "ses_1", "call_7"); got != a {
+		t.Errorf("stored %d bytes", len(got))
+	}
+	if got, _ := stored(t, dir, "ses_1", "call_7-2"); got != b {
 		t.Errorf("stored %d bytes", len(got))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/retval/retval/internal/jsonstr"
+	"github.com/retval/retval/internal/mcpresult"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -21,9 +22,9 @@ import (
 // as they are, except for what retention changes:
 //
 //   - a tools/call result whose text (text blocks and embedded text
-//     resources) is over the threshold is retained, and the text is
-//     replaced by one text block holding the stub (structuredContent goes
-//     too; see retainResult);
+//     resources) is over the threshold is retained: each big block
+//     becomes its stub, small blocks stay, structuredContent goes with
+//     what else it held kept as text (internal/mcpresult);
 //   - a tools/list result loses every outputSchema, and its last page
 //     gains retval's tools;
 //   - an initialize result (server/discover, from protocol 2026-07-28 on)
@@ -380,143 +381,18 @@ func (p *Proxy) rewriteToolsList(result json.RawMessage) (json.RawMessage, error
 	return jsonstr.Marshal(m)
 }
 
-// block is what the proxy reads of a content block.
-type block struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	Resource *struct {
-		Text *string `json:"text"`
-	} `json:"resource"`
-}
-
-// retainResult retains the text of a tools/call result over the
-// threshold and returns the result showing its stub instead, or nil to
-// relay the result unchanged (small, or not stored).
-//
-// The value is the result's text: the text of its text blocks and embedded
-// text resources, in order, joined by newlines. The first of those blocks
-// becomes one text block holding the stub and the others go; images,
-// audio, resource links and blob resources stay where they are; isError
-// and _meta stay. structuredContent is removed (a client that shows it
-// instead of the text would show the model all of it again): when it
-// only repeats the text it is dropped, otherwise its JSON is a value of
-// its own, shown as a text block (its stub, when it is big).
+// retainResult retains what is big in a tools/call result and returns
+// the result showing stubs instead, or nil to relay it unchanged (small,
+// or not stored). The rule — which blocks become stubs, what becomes of
+// structuredContent — is internal/mcpresult's, shared with the hooks.
 func (p *Proxy) retainResult(tool string, result json.RawMessage) json.RawMessage {
-	m := object(result)
-	if m == nil {
-		return nil
-	}
-	var content []json.RawMessage
-	if json.Unmarshal(m["content"], &content) != nil {
-		return nil
-	}
-	var texts []string
-	first := -1
-	isText := make([]bool, len(content))
-	for i, c := range content {
-		var b block
-		if json.Unmarshal(c, &b) != nil {
-			continue
+	call := ""
+	return mcpresult.Rewrite(result, p.Tools.Limits.Effective().Threshold, tool, func(text, suffix, tool, note string) (string, bool) {
+		if call == "" {
+			call = p.callID()
 		}
-		switch {
-		case b.Type == "text":
-			texts = append(texts, b.Text)
-		case b.Type == "resource" && b.Resource != nil && b.Resource.Text != nil:
-			texts = append(texts, *b.Resource.Text)
-		default:
-			continue
-		}
-		isText[i] = true
-		if first < 0 {
-			first = i
-		}
-	}
-	if first < 0 {
-		return nil
-	}
-	value := strings.Join(texts, "\n")
-	call := p.callID()
-	stub, ok := p.retain(strings.NewReader(value), call, tool)
-	if !ok {
-		return nil
-	}
-	var out []json.RawMessage
-	for i, c := range content {
-		switch {
-		case i == first:
-			out = append(out, textBlock(stub))
-		case !isText[i]:
-			out = append(out, c)
-		}
-	}
-	if sc, ok := m["structuredContent"]; ok {
-		delete(m, "structuredContent")
-		if !copiesText(sc, value, texts) {
-			text := string(bytes.TrimSpace(sc))
-			if s, ok := p.retain(strings.NewReader(text), call+"s", tool+" structuredContent"); ok {
-				text = s
-			}
-			out = append(out, textBlock(text))
-		}
-	}
-	var err error
-	if m["content"], err = jsonstr.Marshal(out); err != nil {
-		return nil
-	}
-	b, err := jsonstr.Marshal(m)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-// copiesText reports whether structured content only repeats the text:
-// it is the text's JSON, or an object one of whose members is the text
-// (as {"content": TEXT} of a file server).
-func copiesText(sc json.RawMessage, value string, texts []string) bool {
-	sc = bytes.TrimSpace(sc)
-	if len(sc) == 0 {
-		return true
-	}
-	var s string
-	// A member holding the text: its JSON is at least as long as the text.
-	isCopy := func(v json.RawMessage) bool {
-		if len(v) < len(value) && (len(texts) != 1 || len(v) < len(texts[0])) {
-			return false
-		}
-		return json.Unmarshal(v, &s) == nil && (s == value || len(texts) == 1 && s == texts[0])
-	}
-	switch sc[0] {
-	case '"':
-		return isCopy(sc)
-	case '{':
-		for _, v := range object(sc) {
-			if isCopy(v) {
-				return true
-			}
-		}
-	}
-	// The text is the JSON of the structured content.
-	var compact bytes.Buffer
-	for _, t := range texts {
-		t = strings.TrimSpace(t)
-		if t == "" || t[0] != sc[0] {
-			continue
-		}
-		if compact.Len() == 0 && json.Compact(&compact, sc) != nil {
-			return false
-		}
-		var tc bytes.Buffer
-		if json.Compact(&tc, []byte(t)) == nil && bytes.Equal(tc.Bytes(), compact.Bytes()) {
-			return true
-		}
-	}
-	return false
-}
-
-func textBlock(text string) json.RawMessage {
-	b, _ := jsonstr.Marshal(map[string]string{"type": "text", "text": text})
-	return b
+		return p.retain(strings.NewReader(text), call+suffix, tool, note)
+	})
 }
 
 // callID is the call id of the next value: the session and a counter.
@@ -524,11 +400,12 @@ func (p *Proxy) callID() string {
 	return p.Session + "-" + strconv.FormatInt(p.calls.Add(1), 10)
 }
 
-// retain keeps r as the value of call and returns its stub; false when it
-// is within the threshold or could not be stored (the reason is logged).
-func (p *Proxy) retain(r io.Reader, call, tool string) (string, bool) {
+// retain keeps r as the value of call and returns its stub, with note
+// after it; false when it is within the threshold or could not be stored
+// (the reason is logged).
+func (p *Proxy) retain(r io.Reader, call, tool, note string) (string, bool) {
 	res, err := p.Tools.Store.Retain(r, io.Discard, retain.RetainOptions{
-		Run: p.Tools.Run, Call: call, Meta: retain.Meta{Tool: tool}, Limits: p.Tools.Limits,
+		Run: p.Tools.Run, Call: call, Meta: retain.Meta{Tool: tool}, Limits: p.Tools.Limits, Note: note,
 		// legacy: at capacity the result passes whole (bounded would
 		// show a header pointing at nothing).
 		Policy: retain.PolicyLegacy, Compress: p.Compress, ReadMore: retain.ReadMorePeek, Via: "proxy",
@@ -542,7 +419,7 @@ func (p *Proxy) retain(r io.Reader, call, tool string) (string, bool) {
 	case !res.Retained:
 		p.logf("the result of %s was not retained (%s) and is relayed as it is", tool, res.NotRetained)
 	default:
-		return res.Stub, true
+		return res.Stub + note, true
 	}
 	return "", false
 }

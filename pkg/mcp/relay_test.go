@@ -157,26 +157,6 @@ func TestRelayHugeFrame(t *testing.T) {
 	}
 }
 
-func TestCopiesText(t *testing.T) {
-	for _, tc := range []struct {
-		sc, text string
-		want     bool
-	}{
-		{`{"content":"abc"}`, "abc", true},              // server-filesystem
-		{`"abc"`, "abc", true},                          // the text itself
-		{`{"a": [1, 2]}`, "{\n  \"a\": [1,2]\n}", true}, // the text is its JSON
-		{`[1,2]`, "[1, 2]", true},
-		{`{"content":"abd"}`, "abc", false},
-		{`{"lines":3000}`, "abc", false},
-		{`null`, "abc", false},
-		{`{"a":1}`, `{"a":2}`, false},
-	} {
-		if got := copiesText(json.RawMessage(tc.sc), tc.text, []string{tc.text}); got != tc.want {
-			t.Errorf("copiesText(%s, %q) = %v, want %v", tc.sc, tc.text, got, tc.want)
-		}
-	}
-}
-
 // cutReader is a reader whose end was a deadline's cut (iox.PipeReader).
 type cutReader struct{ io.Reader }
 

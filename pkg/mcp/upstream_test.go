@@ -91,6 +91,15 @@ func upstream(st *upstreamState) *mcp.Server {
 	raw("stats", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: text(bigLines), StructuredContent: map[string]any{"lines": 3000, "kind": "numbers"}}
 	})
+	// exit: the text and, beside its copy, a member of its own.
+	raw("exit", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: text(bigLines), StructuredContent: map[string]any{"text": bigLines, "exit_code": 3}}
+	})
+	// annotated: a small block, then a big one with annotations.
+	raw("annotated", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "exit status 0"},
+			&mcp.TextContent{Text: bigLines, Annotations: &mcp.Annotations{Audience: []mcp.Role{"assistant"}, Priority: 0.5}}}}
+	})
 	raw("mixed", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.TextContent{Text: bigLines[:len(bigLines)/2]},
