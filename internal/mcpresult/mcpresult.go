@@ -46,7 +46,7 @@ type block struct {
 	text    string
 	hasText bool
 	// resource members, for a text resource.
-	resource map[string]json.RawMessage
+	resource  map[string]json.RawMessage
 	uri, mime string
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/internal/mcpresult"
-	"github.com/retval/retval/pkg/retain"
 )
 
 // Blocks retains what is big in an MCP tool result's content blocks by
@@ -51,4 +50,3 @@ func (h *Hook) Blocks(c Call, content []json.RawMessage) ([]json.RawMessage, *Ke
 	return m.Content, first, "", nil
 }
 
-var _ = retain.ReadMoreShell
