@@ -49,4 +49,3 @@ func (h *Hook) Blocks(c Call, content []json.RawMessage) ([]json.RawMessage, *Ke
 	}
 	return m.Content, first, "", nil
 }
-
