@@ -54,9 +54,20 @@ type Proxy struct {
 	Log io.Writer
 
 	calls   atomic.Int64
-	mu      sync.Mutex // guards pending
+	mu      sync.Mutex // guards pending and batches
 	pending map[string]string
+	// batches holds the answers the proxy gave itself to part of a batch
+	// (calls of retval's tools) until the server answers the rest, keyed
+	// by the ids of the requests it was sent: JSON-RPC answers a batch
+	// with one array.
+	batches map[string]*heldBatch
 	outMu   sync.Mutex // serializes writes to the client
+}
+
+// heldBatch is the proxy's own answers to part of a batch.
+type heldBatch struct {
+	answers [][]byte
+	ids     []string // the requests of the batch sent to the server
 }
 
 // NewSession returns a short random session token: 6 lowercase letters
@@ -166,6 +177,7 @@ func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 		msgs, batch := splitBatch(frame)
 		var forward [][]byte
 		var local [][]byte
+		var forwardIDs []string // the requests forwarded: answers will come
 		for _, m := range msgs {
 			var e envelope
 			if json.Unmarshal(m, &e) != nil || !e.isRequest() {
@@ -187,7 +199,14 @@ func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 			case "tools/list", "initialize", "server/discover":
 				p.expect(e.ID, e.Method)
 			}
+			forwardIDs = append(forwardIDs, idKey(e.ID))
 			forward = append(forward, m)
+		}
+		if batch && len(local) > 0 && len(forwardIDs) > 0 {
+			// The server answers the rest of the batch: the proxy's own
+			// answers go into that array.
+			p.hold(&heldBatch{answers: local, ids: forwardIDs})
+			local = nil
 		}
 		var err error
 		switch {
@@ -206,6 +225,32 @@ func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 		}
 		return p.toClient(clientOut, out)
 	})
+}
+
+func (p *Proxy) hold(b *heldBatch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.batches == nil {
+		p.batches = map[string]*heldBatch{}
+	}
+	for _, id := range b.ids {
+		p.batches[id] = b
+	}
+}
+
+// held returns, once, the proxy's own answers of the batch whose request
+// id answers, nil when there are none.
+func (p *Proxy) held(id json.RawMessage) [][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.batches[idKey(id)]
+	if b == nil {
+		return nil
+	}
+	for _, k := range b.ids {
+		delete(p.batches, k)
+	}
+	return b.answers
 }
 
 func (p *Proxy) expect(id json.RawMessage, what string) {
@@ -251,6 +296,7 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 		msgs, batch := splitBatch(frame)
 		changed := false
 		out := make([][]byte, len(msgs))
+		var extra [][]byte // the proxy's own answers to the same batch
 		for i, m := range msgs {
 			out[i] = m
 			// The id and method first: the result is decoded (copied) only
@@ -261,6 +307,9 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 			}
 			if json.Unmarshal(m, &h) != nil || h.Method != "" || len(h.ID) == 0 {
 				continue
+			}
+			if own := p.held(h.ID); own != nil {
+				extra = append(extra, own...)
 			}
 			what := p.answered(h.ID)
 			if what == "" {
@@ -283,6 +332,8 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 			}
 		}
 		switch {
+		case len(extra) > 0:
+			return p.toClient(clientOut, joinBatch(append(out, extra...)))
 		case !changed:
 			return p.toClient(clientOut, frame)
 		case batch:

@@ -203,3 +203,28 @@ func TestReadFramesLastFrameAfterTheDeadline(t *testing.T) {
 		t.Errorf("frames %q, want %q", got, want)
 	}
 }
+
+// A batch that holds a call of retval's tools and a request for the
+// server gets one array of answers (JSON-RPC 2.0), not the proxy's and the
+// server's apart.
+func TestRelayOneArrayPerBatch(t *testing.T) {
+	r := newRawRelay(t)
+	send(t, r.client, `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"retval_list","arguments":{"run":"r1"}}},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]`)
+	if got := recv(t, r.toServer); got != `[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]` {
+		t.Fatalf("to server: %s", got)
+	}
+	send(t, r.server, `[{"jsonrpc":"2.0","id":2,"result":{}}]`)
+	got := recv(t, r.toClient)
+	var answers []struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(got), &answers); err != nil || len(answers) != 2 || string(answers[0].ID) != "2" || string(answers[1].ID) != "1" {
+		t.Fatalf("to client: %s", got)
+	}
+	// Only notifications forwarded: the proxy's answers go at once.
+	send(t, r.client, `[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"retval_list","arguments":{"run":"r1"}}},{"jsonrpc":"2.0","method":"notifications/y"}]`)
+	recv(t, r.toServer)
+	if got := recv(t, r.toClient); !strings.HasPrefix(got, `[{"jsonrpc":"2.0","id":3,`) {
+		t.Fatalf("to client: %s", got)
+	}
+}
