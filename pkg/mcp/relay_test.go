@@ -93,27 +93,20 @@ func TestRelayUnchanged(t *testing.T) {
 	}
 }
 
-// A batch of the client: retval's calls are answered by the proxy (as a
-// batch), the rest goes on as a batch; results in a server's batch are
-// retained.
+// A batch of the client: retval's calls are answered by the proxy, the
+// rest goes on as a batch, and the client gets one array of every answer
+// once the server has answered; results in a server's batch are retained.
 func TestRelayBatch(t *testing.T) {
 	r := newRawRelay(t)
 	send(t, r.client, `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"retval_list","arguments":{}}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}]`)
 	if got := recv(t, r.toServer); got != `[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}]` {
 		t.Errorf("forwarded: %s", got)
 	}
-	var local []struct {
-		ID     int
-		Result struct{ Content []struct{ Text string } }
-	}
-	if got := recv(t, r.toClient); json.Unmarshal([]byte(got), &local) != nil || len(local) != 1 || local[0].ID != 1 || !strings.Contains(local[0].Result.Content[0].Text, `"total":1`) {
-		t.Errorf("local answer: %s", got)
-	}
 	text, _ := json.Marshal(bigLines)
 	send(t, r.server, `[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":`+string(text)+`}],"_meta":{"k":"v"}}}]`)
 	var out []json.RawMessage
 	got := recv(t, r.toClient)
-	if json.Unmarshal([]byte(got), &out) != nil || len(out) != 2 || string(out[0]) != `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}` {
+	if json.Unmarshal([]byte(got), &out) != nil || len(out) != 3 || string(out[0]) != `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}` {
 		t.Fatalf("batch: %.300s", got)
 	}
 	var resp struct {
@@ -127,6 +120,13 @@ func TestRelayBatch(t *testing.T) {
 		t.Fatalf("batch result: %.300s", out[1])
 	}
 	stubID(t, resp.Result.Content[0].Text)
+	var local struct {
+		ID     int
+		Result struct{ Content []struct{ Text string } }
+	}
+	if json.Unmarshal(out[2], &local) != nil || local.ID != 1 || !strings.Contains(local.Result.Content[0].Text, `"total":1`) {
+		t.Errorf("the proxy's own answer: %s", out[2])
+	}
 }
 
 // A frame of 20 MB (a line far over any line reader's default) is
