@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -71,6 +72,10 @@ func (t *Tools) answer(m json.RawMessage, version string) []byte {
 	if !e.isRequest() {
 		return nil
 	}
+	if id := bytes.TrimSpace(e.ID); id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		// JSON-RPC 2.0: an id is a string or a number (MCP: never null).
+		return errorResponse(json.RawMessage("null"), -32600, "invalid request: the id is "+string(jsonKind(id))+", not a string or a number")
+	}
 	switch e.Method {
 	case "initialize":
 		var p struct {
@@ -102,6 +107,21 @@ func (t *Tools) answer(m json.RawMessage, version string) []byte {
 		return response(e.ID, t.Call(p.Name, p.Arguments))
 	}
 	return errorResponse(e.ID, -32601, "method not found: "+e.Method)
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(v []byte) string {
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "not JSON"
 }
 
 func strconvQuote(s string) string {

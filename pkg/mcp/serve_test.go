@@ -271,3 +271,39 @@ func TestServePeekOutline(t *testing.T) {
 		t.Fatalf("outline with query: %v %s", isErr, text)
 	}
 }
+
+// serveRaw sends frames to Serve and returns what it answered, one frame
+// per line.
+func serveRaw(t *testing.T, tools *Tools, frames ...string) []string {
+	t.Helper()
+	var out strings.Builder
+	if err := Serve(context.Background(), tools, "test", strings.NewReader(strings.Join(frames, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+}
+
+// A request whose id is an object or null is not a valid JSON-RPC
+// request: -32600, with a null id (it was answered as if valid).
+func TestServeInvalidID(t *testing.T) {
+	st, _ := newStore(t)
+	got := serveRaw(t, &Tools{Store: st, Run: "r1"},
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if len(got) != 3 || !strings.HasPrefix(got[0], `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id is an object`) ||
+		!strings.HasPrefix(got[1], `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id is null`) ||
+		got[2] != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+		t.Errorf("answers:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// retval_list of a run with no values yet is an empty page, not an error.
+func TestServeListEmptyRun(t *testing.T) {
+	st, _ := newStore(t)
+	cs := connect(t, &Tools{Store: st, Run: "fresh"})
+	text, isErr := call(t, cs, ToolList, `{}`)
+	if isErr || text != `{"next":null,"page":0,"run":"fresh","total":0,"values":[]}` {
+		t.Errorf("retval_list of an empty run: %v %s", isErr, text)
+	}
+}

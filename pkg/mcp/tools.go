@@ -417,5 +417,15 @@ func (t *Tools) list(raw json.RawMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.lookup(run, ToolList, r)
+	text, err := t.lookup(run, ToolList, r)
+	if retain.CodeOf(err) == retain.CodeUnknownReference && page == 0 {
+		// A run nothing was retained in yet (its directory is made with
+		// its first value): an empty page, as catalogue of an empty run.
+		id, serr := retain.Sanitize(run)
+		if serr != nil {
+			return nil, err
+		}
+		return json.Marshal(map[string]any{"run": id, "page": 0, "total": 0, "next": nil, "values": []any{}})
+	}
+	return text, err
 }
