@@ -8,6 +8,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -171,7 +172,13 @@ func (t *Tools) Call(name string, args json.RawMessage) *CallToolResult {
 // ErrorResult is the tool result of err: isError, and one text block
 // "TOOL: MESSAGE (CODE)".
 func ErrorResult(tool string, err error) *CallToolResult {
-	msg := strings.Join(strings.Fields(err.Error()), " ")
+	msg := err.Error()
+	var oe *peek.OptionError
+	if errors.As(err, &oe) {
+		// Name the tool's own arguments, not the CLI's flags.
+		msg = oe.Render(func(o string) string { return strings.ReplaceAll(o, "-", "_") })
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
 	return &CallToolResult{IsError: true, Content: []TextContent{{
 		Text: fmt.Sprintf("%s: %s (%s)", tool, msg, retain.CodeOf(err)),
 	}}}
