@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +62,10 @@ type Proxy struct {
 	// by the ids of the requests it was sent: JSON-RPC answers a batch
 	// with one array.
 	batches map[string]*heldBatch
-	outMu   sync.Mutex // serializes writes to the client
+	// inflight are the requests sent to the server and not yet answered,
+	// by id key: the client must not wait for ever when the server goes.
+	inflight map[string]json.RawMessage
+	outMu    sync.Mutex // serializes writes to the client
 }
 
 // heldBatch is the proxy's own answers to part of a batch.
@@ -200,6 +204,7 @@ func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 				p.expect(e.ID, e.Method)
 			}
 			forwardIDs = append(forwardIDs, idKey(e.ID))
+			p.track(e.ID)
 			forward = append(forward, m)
 		}
 		if batch && len(local) > 0 && len(forwardIDs) > 0 {
@@ -225,6 +230,57 @@ func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 		}
 		return p.toClient(clientOut, out)
 	})
+}
+
+func (p *Proxy) track(id json.RawMessage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inflight == nil {
+		p.inflight = map[string]json.RawMessage{}
+	}
+	p.inflight[idKey(id)] = append(json.RawMessage(nil), bytes.TrimSpace(id)...)
+}
+
+func (p *Proxy) untrack(id json.RawMessage) {
+	p.mu.Lock()
+	delete(p.inflight, idKey(id))
+	p.mu.Unlock()
+}
+
+// AnswerPending answers every request the server was sent and did not
+// answer with a JSON-RPC error (-32603) saying why, and sends the
+// proxy's own answers it held for their batches: a client must not wait
+// for ever on a server that is gone.
+func (p *Proxy) AnswerPending(clientOut io.Writer, why string) {
+	p.mu.Lock()
+	ids := p.inflight
+	p.inflight = nil
+	batches := map[*heldBatch][][]byte{}
+	var single [][]byte
+	for k, id := range ids {
+		e := errorResponse(id, -32603, "retval: "+why)
+		if b := p.batches[k]; b != nil {
+			batches[b] = append(batches[b], e)
+			continue
+		}
+		single = append(single, e)
+	}
+	for _, b := range p.batches {
+		if _, ok := batches[b]; !ok {
+			batches[b] = nil
+		}
+	}
+	p.batches, p.pending = nil, nil
+	p.mu.Unlock()
+	for _, e := range single {
+		p.toClient(clientOut, e)
+	}
+	for b, errs := range batches {
+		p.toClient(clientOut, joinBatch(append(errs, b.answers...)))
+	}
+	if len(ids) > 0 {
+		p.logf("answered %d request(s) the server did not: %s", len(ids), why)
+	}
 }
 
 func (p *Proxy) hold(b *heldBatch) {
@@ -305,9 +361,18 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 			}
-			if json.Unmarshal(m, &h) != nil || h.Method != "" || len(h.ID) == 0 {
+			if err := json.Unmarshal(m, &h); err != nil {
+				// stdout carries only JSON-RPC: a line of the server's that
+				// is not (a log line, half a frame) never reaches the client.
+				p.logf("the server wrote a line that is not a JSON-RPC message, dropped: %.80q", m)
+				out[i] = nil
+				changed = true
 				continue
 			}
+			if h.Method != "" || len(h.ID) == 0 {
+				continue
+			}
+			p.untrack(h.ID)
 			if own := p.held(h.ID); own != nil {
 				extra = append(extra, own...)
 			}
@@ -331,7 +396,10 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 				changed = true
 			}
 		}
+		out = slices.DeleteFunc(out, func(m []byte) bool { return m == nil })
 		switch {
+		case len(out) == 0 && len(extra) == 0:
+			return nil
 		case len(extra) > 0:
 			return p.toClient(clientOut, joinBatch(append(out, extra...)))
 		case !changed:

@@ -2,6 +2,7 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,6 +39,13 @@ func TestMain(m *testing.M) {
 		fmt.Println(`{"jsonrpc":"2.0","method":"x/one"}`)
 		fmt.Printf(`{"jsonrpc":"2.0","method":"x/two","params":{"pad":"%s"}}`+"\n", strings.Repeat("x", 30<<10))
 		os.Exit(0)
+	case "dies":
+		// Reads one request, writes a line that is not JSON-RPC and half
+		// a frame, and dies: a server crashing mid-call.
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		fmt.Println("upstream: starting up (a log line on stdout)")
+		fmt.Print(`{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"te`)
+		os.Exit(1)
 	case "stubborn":
 		// Ignores the end of its stdin and SIGTERM, as some servers do.
 		sig := make(chan os.Signal, 1)
