@@ -154,8 +154,8 @@ func TestServeErrors(t *testing.T) {
 	// An error about options names the tool's arguments, which the
 	// model can pass, not the CLI's flags, which it cannot.
 	for args, want := range map[string]string{
-		`{"id":"c1","query":"x","context":-1}`:         "retval_peek: context and after_line must be ≥ 0 (usage)",
-		`{"id":"c1","query":"(","regex":true}`:         `retval_peek: invalid regex "(": `,
+		`{"id":"c1","query":"x","context":-1}`: "retval_peek: context and after_line must be ≥ 0 (usage)",
+		`{"id":"c1","query":"(","regex":true}`: `retval_peek: invalid regex "(": `,
 	} {
 		if got, _ := call(t, cs, ToolPeek, args); !strings.HasPrefix(got, want) || strings.Contains(got, "--") {
 			t.Errorf("%s = %q, want it to start %q and name no flag", args, got, want)
