@@ -458,4 +458,3 @@ func readEvents(r io.Reader, f func(event) error) error {
 		}
 	}
 }
-
