@@ -100,6 +100,9 @@ func (x *runsIndex) scan(ch chan struct{}) {
 // build scans every run: its directory, then every read log in one pass
 // (stats by run), then gc's plan.
 func (x *runsIndex) build() *runsSnap {
+	if x.s.beforeScan != nil {
+		x.s.beforeScan()
+	}
 	st := x.s.o.Store
 	snap := &runsSnap{built: st.Clock()}
 	ids, err := st.RunIDs()

@@ -55,6 +55,8 @@ type Server struct {
 	closeMu  sync.Mutex
 	closed   bool
 	scanning sync.WaitGroup
+	// beforeScan, when set (by tests), runs as a scan of the store starts.
+	beforeScan func()
 }
 
 // New returns a server for o. It does no work on the store until the
