@@ -72,7 +72,7 @@
 
   function show(title, ...nodes) {
     document.title = title + ' · retval ui';
-    main.replaceChildren(...nodes);
+    main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
   }
 
   function fail(gen, err) {
@@ -215,6 +215,12 @@
     box.append(el('figcaption', { class: 'legend-note', text: title }), chart);
     const xs = points.map((p) => new Date(p.time).getTime() / 1000);
     const data = [xs, ...series.map((s) => points.map(s.value))];
+    if (xs.length > 0) {
+      // The sums start from nothing, a little before the first record.
+      const before = xs[0] - Math.max(1, (xs[xs.length - 1] - xs[0]) / 50);
+      xs.unshift(before);
+      for (const d of data.slice(1)) d.unshift(0);
+    }
     const table = el('table', {}, el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Up to' }),
       series.map((s) => el('th', { scope: 'col', class: 'num', text: s.label })))),
       el('tbody', {}, points.map((p) => el('tr', {}, el('td', { text: fmtTime(p.time) }), series.map((s) => el('td', { class: 'num', text: fmtBytes(s.value(p)) }))))));
@@ -348,7 +354,8 @@
       r.code ? el('span', { class: 'code', text: r.code }) : null,
       r.first ? el('button', { type: 'button', text: r.first === r.last ? 'line ' + fmtInt(r.first) : 'lines ' + fmtInt(r.first) + '–' + fmtInt(r.last), onclick: () => viewer.goTo(r.first, true) }) : null)));
     if (info.more_reads) readsList.append(el('li', { class: 'note', text: fmtInt(info.more_reads) + ' more reads not listed' }));
-    const rangesText = info.ranges.length ? info.ranges.length + ' ranges of lines were read back; they are highlighted in the value.' : 'No line of it was read back.';
+    const n = info.ranges.length;
+    const rangesText = n ? (n === 1 ? 'One range' : fmtInt(n) + ' ranges') + ' of lines were read back; they are highlighted in the value.' : 'No line of it was read back.';
     show('Value ' + id,
       el('div', { class: 'crumbs' }, el('a', { href: '#/', text: 'Runs' }), ' / ', el('a', { href: '#/run/' + enc(run), text: run }), ' / value'),
       el('h1', { text: 'Value #' + id }), facts,
@@ -386,10 +393,16 @@
         el('button', { type: 'button', text: 'Next read', onclick: () => this.nextRead() }),
         this.status);
     }
-    start() { new ResizeObserver(() => this.render()).observe(this.box); this.render(); }
+    start() {
+      // A short value takes the room its lines need.
+      if (this.total * LH + 24 < this.box.clientHeight) this.box.style.height = (this.total * LH + 24) + 'px';
+      new ResizeObserver(() => this.render()).observe(this.box);
+      this.render();
+    }
     visible() { return Math.max(1, Math.ceil(this.box.clientHeight / LH)); }
     firstLine() {
       const top = this.box.scrollTop;
+      if (this.pin && this.pin[0] === top) return this.pin[1];
       if (this.exact) return Math.floor(top / LH) + 1;
       const range = Math.max(1, this.box.scrollHeight - this.box.clientHeight);
       return 1 + Math.round(Math.min(1, top / range) * Math.max(0, this.total - this.visible() + 1));
@@ -401,6 +414,9 @@
       else {
         const range = Math.max(1, this.box.scrollHeight - this.box.clientHeight);
         this.box.scrollTop = Math.round((n - 1) / Math.max(1, this.total - this.visible() + 1) * range);
+        // A pixel of the scroll bar spans several lines here: the line
+        // asked for stays first until the view scrolls.
+        this.pin = [this.box.scrollTop, n];
       }
       this.render();
       if (mark) this.box.focus({ preventScroll: true });
