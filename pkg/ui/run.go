@@ -71,7 +71,7 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	}
 	sum := runSummary{Run: run, Values: row.Values, Bytes: row.Bytes, LastActivity: row.LastActivity, Active: row.Active,
 		Stats: rep, Series: series, Now: st.Clock()}
-	if snap, _ := s.runs.current(false); snap != nil {
+	if snap, _ := s.runs.current(false, false); snap != nil {
 		if i, ok := slices.BinarySearchFunc(snap.rows, run, func(r runRow, id retain.ID) int {
 			return cmpID(r.Run, id)
 		}); ok {

@@ -65,12 +65,12 @@ type runsIndex struct {
 }
 
 // current returns the last complete scan (nil before the first), and the
-// channel of the scan under way (nil when none), starting one when there
-// is no scan yet or refresh asks for a new one.
-func (x *runsIndex) current(refresh bool) (*runsSnap, chan struct{}) {
+// channel of the scan under way (nil when none), starting one when start
+// and there is no scan yet, or when refresh asks for a new one.
+func (x *runsIndex) current(start, refresh bool) (*runsSnap, chan struct{}) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.running == nil && (x.snap == nil || refresh) {
+	if x.running == nil && (x.snap == nil && start || refresh) {
 		x.s.closeMu.Lock()
 		closed := x.s.closed
 		if !closed {
@@ -120,7 +120,7 @@ func (x *runsIndex) build() *runsSnap {
 			defer wg.Done()
 			for {
 				i := next.Add(1) - 1
-				if i >= int64(len(ids)) {
+				if i >= int64(len(ids)) || x.stopped() {
 					return
 				}
 				rows[i] = x.s.scanRun(ids[i])
@@ -129,6 +129,10 @@ func (x *runsIndex) build() *runsSnap {
 		}()
 	}
 	wg.Wait()
+	if x.stopped() {
+		snap.err = "stopped"
+		return snap
+	}
 	rows = slices.DeleteFunc(rows, func(r runRow) bool { return r.Run == "" })
 	var problems []string
 	if rep, err := stats.Compute(stats.Options{Store: st, All: true, By: stats.ByRun, CallOverhead: x.s.o.CallOverhead}); err != nil {
@@ -151,6 +155,16 @@ func (x *runsIndex) build() *runsSnap {
 	}
 	snap.rows, snap.err = rows, strings.Join(problems, "; ")
 	return snap
+}
+
+// stopped reports whether the server was closed.
+func (x *runsIndex) stopped() bool {
+	select {
+	case <-x.s.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // scanRun is one run's row without the read log's figures and gc's
@@ -280,14 +294,15 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	desc := q.Get("desc") == "1"
 	filter := strings.ToLower(q.Get("q"))
-	snap, running := s.runs.current(q.Get("refresh") == "1")
-	if running != nil && (q.Get("wait") == "1" || q.Get("refresh") == "1" && snap == nil) {
+	wait := q.Get("wait") == "1"
+	snap, running := s.runs.current(wait, q.Get("refresh") == "1")
+	if running != nil && (wait || q.Get("refresh") == "1" && snap == nil) {
 		select {
 		case <-running:
 		case <-r.Context().Done():
 			return
 		}
-		snap, running = s.runs.current(false)
+		snap, running = s.runs.current(false, false)
 	}
 	o := s.gcOptions()
 	page := runsPage{Offset: offset, Sort: key, Desc: desc, Rows: []runRow{},
@@ -299,7 +314,10 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 		page.Policy += ", keep-runs " + strconv.Itoa(o.KeepRuns)
 	}
 	if snap == nil {
+		// The first page is served before the scan starts, so that the
+		// two do not share the machine.
 		s.firstPage(w, r, &page, filter, limit)
+		s.runs.current(true, false)
 		return
 	}
 	page.Scanning = running != nil

@@ -54,6 +54,7 @@ type Server struct {
 	heavy    chan struct{} // bounds the requests that read values at once
 	closeMu  sync.Mutex
 	closed   bool
+	stop     chan struct{} // closed by Close: a scan under way gives up
 	scanning sync.WaitGroup
 	// beforeScan, when set (by tests), runs as a scan of the store starts.
 	beforeScan func()
@@ -79,7 +80,7 @@ func New(o Options) (*Server, error) {
 	}
 	sum := sha256.Sum256([]byte(tok))
 	s := &Server{o: o, token: tok, cookie: "retval_ui_" + hex.EncodeToString(sum[:4]),
-		hosts: map[string]bool{net.JoinHostPort(host, port): true}, heavy: make(chan struct{}, 4)}
+		hosts: map[string]bool{net.JoinHostPort(host, port): true}, heavy: make(chan struct{}, 4), stop: make(chan struct{})}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || host == "localhost" {
 		for _, h := range []string{"127.0.0.1", "localhost", "::1"} {
 			s.hosts[net.JoinHostPort(h, port)] = true
@@ -98,11 +99,14 @@ func (s *Server) URL() string {
 	return "http://" + s.o.Addr + "/?token=" + url.QueryEscape(s.token)
 }
 
-// Close waits for a scan of the store under way to end; no scan starts
-// after it.
+// Close stops a scan of the store under way and waits for it to end; no
+// scan starts after it.
 func (s *Server) Close() {
 	s.closeMu.Lock()
-	s.closed = true
+	if !s.closed {
+		s.closed = true
+		close(s.stop)
+	}
 	s.closeMu.Unlock()
 	s.scanning.Wait()
 }

@@ -181,7 +181,7 @@
         el('thead', {}, head), el('tbody', {}, rows));
       const from = page.total ? page.offset + 1 : 0, to = page.offset + page.rows.length;
       let text = `${fmtInt(from)}–${fmtInt(to)} of ${fmtInt(page.total)} runs · gc policy: ${page.policy}`;
-      if (page.scanning) text += ` · scanning the store (${fmtInt(page.scanned)} of ${fmtInt(page.of)} runs)…` + (page.sort !== sort ? ' shown by run id until then' : '');
+      if (page.scanning) text += ' · scanning the store' + (page.of ? ` (${fmtInt(page.scanned)} of ${fmtInt(page.of)} runs)` : '') + '…' + (page.sort !== sort ? ' shown by run id until then' : '');
       else if (page.built) text += ' · scanned ' + fmtTime(page.built);
       if (page.problem) text += ' · ' + page.problem;
       status.textContent = text;
