@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -289,5 +290,31 @@ func TestReadOnly(t *testing.T) {
 	srv.Close()
 	if after := snapshot(t, s.Dir); !reflect.DeepEqual(before, after) {
 		t.Errorf("the store changed:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// A read recorded before its value's stub (records of one instant, which
+// object storage lists in any order) falls under that value's call, not
+// a call of its own.
+func TestTimelineReadBeforeItsStub(t *testing.T) {
+	s := newStore(t)
+	put(t, s, "r", "v", "Bash", numbered(100))
+	s.LogSelection("r", "v", "peek", "--lines 1-5", 50, nil)
+	log := s.RunDir("r") + "/.reads"
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := strings.SplitAfter(string(b), "\n")
+	if len(recs) != 3 || recs[2] != "" { // the stub, the read
+		t.Fatalf("log %q", b)
+	}
+	if err := os.WriteFile(log, []byte(recs[1]+recs[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var tl timeline
+	getJSON(t, newServer(t, s), "/api/runs/r/timeline", &tl)
+	if tl.Total != 1 || tl.Calls[0].Op != "stub" || tl.Calls[0].Tool != "Bash" || len(tl.Calls[0].Reads) != 1 {
+		t.Errorf("timeline: %+v", tl)
 	}
 }

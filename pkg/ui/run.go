@@ -180,9 +180,18 @@ func (s *Server) apiTimeline(w http.ResponseWriter, r *http.Request) {
 	info, err := st.ScanReads(run, func(rec *retain.Read) {
 		switch rec.Op {
 		case retain.OpStub, retain.OpVerbatim, retain.OpPreview:
-			if i, ok := index[rec.Value]; ok && rec.Value != "" && calls[i].Op == string(rec.Op) {
-				calls[i].Shown++
-				return
+			if i, ok := index[rec.Value]; ok && rec.Value != "" {
+				c := &calls[i]
+				switch c.Op {
+				case string(rec.Op):
+					c.Shown++
+					return
+				case "":
+					// Its reads came first (records of the same instant,
+					// listed in another order on object storage).
+					c.Op, c.Via, c.Tool, c.Size, c.StubBytes, c.Shown = string(rec.Op), rec.Via, rec.Tool, rec.Size, rec.Bytes, 1
+					return
+				}
 			}
 			index[rec.Value] = len(calls)
 			calls = append(calls, call{Value: rec.Value, Op: string(rec.Op), Via: rec.Via, Tool: rec.Tool, Time: rec.Time,
