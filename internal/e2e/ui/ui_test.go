@@ -424,6 +424,22 @@ func TestUIInBrowser(t *testing.T) {
 		t.Errorf("%s script or img elements came from the value", n)
 	}
 
+	// Savings: stats --all as charts, grouped as stats groups them.
+	do("open the savings", chromedp.Navigate(origin+"/#/savings"))
+	wait(`document.querySelector('#by-tool tbody tr') && document.querySelector('.chart canvas')`)
+	var byTool struct{ Rows []struct{ Key string } }
+	if err := json.Unmarshal([]byte(f.rv(nil, "stats", "--all", "--by", "tool", "--json")), &byTool); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range byTool.Rows {
+		keys = append(keys, r.Key)
+	}
+	if got := eval(`[...document.querySelectorAll('#by-tool tbody tr')].map(r => r.dataset.key).join(' ')`); got != strings.Join(keys, " ") {
+		t.Errorf("savings by tool: %s; stats --by tool: %s", got, strings.Join(keys, " "))
+	}
+	shot("ui-savings")
+
 	mu.Lock()
 	defer mu.Unlock()
 	for _, p := range problems {
