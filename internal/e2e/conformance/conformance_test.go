@@ -110,7 +110,7 @@ func suite(t *testing.T, url string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Getenv(envNode), os.Getenv(envSuite), "server", "--url", url)
-	cmd.Dir = t.TempDir() // it writes results/ there
+	cmd.Dir = t.TempDir()          // it writes results/ there
 	out, _ := cmd.CombinedOutput() // exit 1: some scenarios fail, alone as through the proxy
 	_, summary, ok := strings.Cut(string(out), "=== SUMMARY ===")
 	if !ok {
