@@ -72,9 +72,10 @@ func (t *Tools) answer(m json.RawMessage, version string) []byte {
 	if !e.isRequest() {
 		return nil
 	}
-	if id := bytes.TrimSpace(e.ID); id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
-		// JSON-RPC 2.0: an id is a string or a number (MCP: never null).
-		return errorResponse(json.RawMessage("null"), -32600, "invalid request: the id is "+string(jsonKind(id))+", not a string or a number")
+	if id := bytes.TrimSpace(e.ID); id[0] != '"' && !isInteger(id) {
+		// JSON-RPC 2.0: an id is a string or a number; MCP: a string or an
+		// integer, never null.
+		return errorResponse(json.RawMessage("null"), -32600, "invalid request: the id is "+jsonKind(id)+", not a string or an integer")
 	}
 	switch e.Method {
 	case "initialize":
@@ -109,8 +110,28 @@ func (t *Tools) answer(m json.RawMessage, version string) []byte {
 	return errorResponse(e.ID, -32601, "method not found: "+e.Method)
 }
 
+// isInteger reports whether a JSON number is an integer (no fraction, no
+// exponent).
+func isInteger(v []byte) bool {
+	if len(v) > 0 && v[0] == '-' {
+		v = v[1:]
+	}
+	if len(v) == 0 {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // jsonKind names the kind of a JSON value by its first byte.
 func jsonKind(v []byte) string {
+	if v[0] == '-' || v[0] >= '0' && v[0] <= '9' {
+		return "a number with a fraction or an exponent"
+	}
 	switch v[0] {
 	case '{':
 		return "an object"

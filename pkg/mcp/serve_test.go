@@ -300,8 +300,9 @@ func TestServeInvalidID(t *testing.T) {
 	got := serveRaw(t, &Tools{Store: st, Run: "r1"},
 		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
-		`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
-	if len(got) != 3 || !strings.HasPrefix(got[0], `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id is an object`) ||
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`)
+	if len(got) != 4 || !strings.HasPrefix(got[3], `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id is a number with a fraction`) || !strings.HasPrefix(got[0], `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id is an object`) ||
 		!strings.HasPrefix(got[1], `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id is null`) ||
 		got[2] != `{"jsonrpc":"2.0","id":7,"result":{}}` {
 		t.Errorf("answers:\n%s", strings.Join(got, "\n"))
@@ -313,7 +314,11 @@ func TestServeListEmptyRun(t *testing.T) {
 	st, _ := newStore(t)
 	cs := connect(t, &Tools{Store: st, Run: "fresh"})
 	text, isErr := call(t, cs, ToolList, `{}`)
-	if isErr || text != `{"next":null,"page":0,"run":"fresh","total":0,"values":[]}` {
+	if isErr || text != `{"run":"fresh","page":0,"total":0,"next":null,"values":[]}` {
 		t.Errorf("retval_list of an empty run: %v %s", isErr, text)
+	}
+	// A run the call names that does not exist is a typo, not empty.
+	if text, isErr := call(t, cs, ToolList, `{"run":"frsh"}`); !isErr || !strings.HasSuffix(text, "(unknown_reference)") {
+		t.Errorf("retval_list of a misspelt run: %v %s", isErr, text)
 	}
 }

@@ -425,14 +425,22 @@ func (t *Tools) list(raw json.RawMessage) ([]byte, error) {
 		return nil, err
 	}
 	text, err := t.lookup(run, ToolList, r)
-	if retain.CodeOf(err) == retain.CodeUnknownReference && page == 0 {
-		// A run nothing was retained in yet (its directory is made with
-		// its first value): an empty page, as catalogue of an empty run.
+	if retain.CodeOf(err) == retain.CodeUnknownReference && page == 0 && (a.Run == "" || a.Run == t.Run) {
+		// The server's own run, nothing retained in it yet (its directory
+		// is made with its first value): an empty page, as catalogue of
+		// an empty run. A run the call names that does not exist (a
+		// typo) stays unknown_reference.
 		id, serr := retain.Sanitize(run)
 		if serr != nil {
 			return nil, err
 		}
-		return json.Marshal(map[string]any{"run": id, "page": 0, "total": 0, "next": nil, "values": []any{}})
+		return json.Marshal(struct {
+			Run    retain.ID `json:"run"`
+			Page   int64     `json:"page"`
+			Total  int       `json:"total"`
+			Next   *int64    `json:"next"`
+			Values []any     `json:"values"`
+		}{Run: id, Values: []any{}})
 	}
 	return text, err
 }
