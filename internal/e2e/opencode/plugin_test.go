@@ -127,8 +127,10 @@ func TestPluginLeavesOutputWhenRetvalFails(t *testing.T) {
 	}
 }
 
-// With the real retval: an MCP result's text blocks become one stub block,
-// its other blocks stay; the store is the hook's default.
+// With the real retval: each text block over the threshold becomes its
+// own value and its stub, in its place; the image between them stays.
+// structuredContent is left as it is: opencode never shows it to the model
+// (see integrations/opencode/README.md). The store is the hook's default.
 func TestPluginMCPBlocks(t *testing.T) {
 	home := t.TempDir()
 	retval := e2etest.BuildRetval(t, t.TempDir())
@@ -139,21 +141,26 @@ func TestPluginMCPBlocks(t *testing.T) {
 		"content":           []any{map[string]any{"type": "text", "text": a}, image, map[string]any{"type": "text", "text": b}},
 		"structuredContent": map[string]any{"content": a + b},
 	})
+	if sc, _ := got["structuredContent"].(map[string]any); sc["content"] != a+b {
+		t.Errorf("structuredContent changed: %.200v", got["structuredContent"])
+	}
 	content, _ := got["content"].([]any)
-	if len(content) != 2 {
+	if len(content) != 3 {
 		t.Fatalf("content after the hook: %.300v", got["content"])
 	}
-	stub, _ := content[0].(map[string]any)["text"].(string)
-	if !strings.HasPrefix(stub, "[retained #call_7] 60001 bytes, 30001 lines, sha256:"+e2etest.SHA([]byte(a+"\n"+b))) ||
-		!strings.HasSuffix(stub, "[the value is the result's 2 text blocks joined by newlines]\n") {
-		t.Errorf("the stub: %q", stub)
+	values := filepath.Join(home, ".local", "state", "retval", "runs", "ses_x.values")
+	for i, want := range []struct{ id, text string }{{"call_7", a}, {"call_7-2", b}} {
+		stub, _ := content[2*i].(map[string]any)["text"].(string)
+		if !strings.HasPrefix(stub, "[retained #"+want.id+"] 30000 bytes, 15000 lines, sha256:"+e2etest.SHA([]byte(want.text))) {
+			t.Errorf("block %d's stub: %.200q", 2*i, stub)
+		}
+		stored, err := os.ReadFile(filepath.Join(values, want.id+".txt"))
+		if err != nil || string(stored) != want.text {
+			t.Errorf("the stored value %s (%d bytes): %v", want.id, len(stored), err)
+		}
 	}
 	if img, _ := json.Marshal(content[1]); string(img) != `{"data":"AAAA","mimeType":"image/png","type":"image"}` {
 		t.Errorf("the image became %s", img)
-	}
-	stored, err := os.ReadFile(filepath.Join(home, ".local", "state", "retval", "runs", "ses_x.values", "call_7.txt"))
-	if err != nil || string(stored) != a+"\n"+b {
-		t.Errorf("the stored value (%d bytes): %v", len(stored), err)
 	}
 	// A small result is left as it is.
 	small := callHook(t, home, retval, map[string]any{"tool": "bash", "sessionID": "ses_x", "callID": "call_8"}, map[string]any{"output": "hi\n", "metadata": map[string]any{}})
