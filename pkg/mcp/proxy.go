@@ -29,9 +29,15 @@ import (
 //   - a tools/list result loses every outputSchema, and its last page
 //     gains retval's tools;
 //   - an initialize result (server/discover, from protocol 2026-07-28 on)
-//     gains the tools capability and a line of instructions;
+//     gains the tools capability and instructions (ProxyInstructions);
 //   - a tools/call of one of retval's tools is answered here and never
-//     reaches the server.
+//     reaches the server;
+//   - a tools/call of the server's tools whose arguments hold references
+//     ("$expand:" strings, bare {"$ref": …} and {"$concat": …} objects)
+//     reaches the server with them expanded, and its result gains a last
+//     text block, the bytes and SHA-256 of each expanded argument; a call
+//     whose references fail is answered here, an error result naming
+//     each failure, and never reaches the server.
 //
 // Everything else — other requests and their responses, notifications,
 // progress, cancellation, cursors, the server's own requests (roots/list,
@@ -56,7 +62,7 @@ type Proxy struct {
 
 	calls   atomic.Int64
 	mu      sync.Mutex // guards pending and batches
-	pending map[string]string
+	pending map[string]watched
 	// batches holds the answers the proxy gave itself to part of a batch
 	// (calls of retval's tools) until the server answers the rest, keyed
 	// by the ids of the requests it was sent: JSON-RPC answers a batch
@@ -66,6 +72,13 @@ type Proxy struct {
 	// by id key: the client must not wait for ever when the server goes.
 	inflight map[string]json.RawMessage
 	outMu    sync.Mutex // serializes writes to the client
+}
+
+// watched is a request whose result the proxy rewrites: what it was
+// ("initialize", "tools/list", "tools/call TOOL") and, for a call whose
+// references the proxy expanded, the summary line the result gains.
+type watched struct {
+	what, summary string
 }
 
 // heldBatch is the proxy's own answers to part of a batch.
@@ -175,13 +188,15 @@ func splitBatch(frame []byte) ([]json.RawMessage, bool) {
 }
 
 // fromClient relays the client's messages to the server, answering calls
-// of retval's tools itself.
+// of retval's tools itself and expanding the references in the arguments
+// of the others'.
 func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 	return readFrames(in, func(frame []byte) error {
 		msgs, batch := splitBatch(frame)
 		var forward [][]byte
 		var local [][]byte
 		var forwardIDs []string // the requests forwarded: answers will come
+		rewritten := false      // a message of forward is not the client's
 		for _, m := range msgs {
 			var e envelope
 			if json.Unmarshal(m, &e) != nil || !e.isRequest() {
@@ -199,9 +214,17 @@ func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 					local = append(local, response(e.ID, p.Tools.Call(params.Name, params.Arguments)))
 					continue
 				}
-				p.expect(e.ID, "tools/call "+params.Name)
+				x := p.expandCall(m, params.Name, params.Arguments)
+				if x.refused != nil {
+					local = append(local, response(e.ID, x.refused))
+					continue
+				}
+				if !bytes.Equal(x.msg, m) {
+					m, rewritten = x.msg, true
+				}
+				p.expect(e.ID, watched{what: "tools/call " + params.Name, summary: x.summary})
 			case "tools/list", "initialize", "server/discover":
-				p.expect(e.ID, e.Method)
+				p.expect(e.ID, watched{what: e.Method})
 			}
 			forwardIDs = append(forwardIDs, idKey(e.ID))
 			p.track(e.ID)
@@ -216,8 +239,10 @@ func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 		var err error
 		switch {
 		case len(forward) == 0:
-		case len(forward) == len(msgs):
+		case len(forward) == len(msgs) && !rewritten:
 			err = writeFrame(serverOut, frame)
+		case !batch:
+			err = writeFrame(serverOut, forward[0])
 		default:
 			err = writeFrame(serverOut, joinBatch(forward))
 		}
@@ -309,22 +334,24 @@ func (p *Proxy) held(id json.RawMessage) [][]byte {
 	return b.answers
 }
 
-func (p *Proxy) expect(id json.RawMessage, what string) {
+func (p *Proxy) expect(id json.RawMessage, w watched) {
 	p.mu.Lock()
 	if p.pending == nil {
-		p.pending = map[string]string{}
+		p.pending = map[string]watched{}
 	}
-	p.pending[idKey(id)] = what
+	p.pending[idKey(id)] = w
 	p.mu.Unlock()
 }
 
-func (p *Proxy) answered(id json.RawMessage) string {
+// answered returns, once, what the request id answers was; what is ""
+// for a request the proxy does not watch.
+func (p *Proxy) answered(id json.RawMessage) watched {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := idKey(id)
-	what := p.pending[k]
+	w := p.pending[k]
 	delete(p.pending, k)
-	return what
+	return w
 }
 
 func joinBatch(msgs [][]byte) []byte {
@@ -376,15 +403,15 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 			if own := p.held(h.ID); own != nil {
 				extra = append(extra, own...)
 			}
-			what := p.answered(h.ID)
-			if what == "" {
+			w := p.answered(h.ID)
+			if w.what == "" {
 				continue
 			}
 			var e envelope
 			if json.Unmarshal(m, &e) != nil || len(e.Result) == 0 {
 				continue
 			}
-			res, err := p.rewrite(what, e.Result)
+			res, err := p.rewrite(w, e.Result)
 			if err != nil {
 				// The client must not wait for an answer that will not
 				// come: it gets the reason, and the relay ends.
@@ -413,17 +440,31 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 
 // rewrite returns the new result of a watched request, or nil to relay it
 // unchanged.
-func (p *Proxy) rewrite(what string, result json.RawMessage) (json.RawMessage, error) {
+func (p *Proxy) rewrite(w watched, result json.RawMessage) (json.RawMessage, error) {
 	switch {
-	case what == "initialize" || what == "server/discover":
+	case w.what == "initialize" || w.what == "server/discover":
 		return rewriteInitialize(result), nil
-	case what == "tools/list":
+	case w.what == "tools/list":
 		return p.rewriteToolsList(result)
-	case strings.HasPrefix(what, "tools/call "):
-		if p.Off {
-			return nil, nil
+	case strings.HasPrefix(w.what, "tools/call "):
+		var res json.RawMessage
+		if !p.Off {
+			res = p.retainResult(strings.TrimPrefix(w.what, "tools/call "), result)
 		}
-		return p.retainResult(strings.TrimPrefix(what, "tools/call "), result), nil
+		if w.summary == "" {
+			return res, nil
+		}
+		// The summary goes after retention: the value holds what the
+		// server answered and nothing else, and the line is never hidden
+		// behind a stub.
+		base := res
+		if base == nil {
+			base = result
+		}
+		if s := withSummary(base, w.summary); s != nil {
+			return s, nil
+		}
+		return res, nil
 	}
 	return nil, nil
 }
@@ -437,8 +478,9 @@ func object(b json.RawMessage) map[string]json.RawMessage {
 	return m
 }
 
-// rewriteInitialize adds the tools capability, when missing, and the line
-// of instructions to the result of initialize or server/discover.
+// rewriteInitialize adds the tools capability, when missing, and
+// ProxyInstructions (after the server's own) to the result of initialize
+// or server/discover.
 func rewriteInitialize(result json.RawMessage) json.RawMessage {
 	m := object(result)
 	if m == nil {
@@ -452,10 +494,10 @@ func rewriteInitialize(result json.RawMessage) json.RawMessage {
 		caps["tools"] = json.RawMessage(`{}`)
 	}
 	m["capabilities"], _ = jsonstr.Marshal(caps)
-	instr := Instructions
+	instr := ProxyInstructions
 	var old string
 	if json.Unmarshal(m["instructions"], &old) == nil && old != "" {
-		instr = old + "\n\n" + Instructions
+		instr = old + "\n\n" + ProxyInstructions
 	}
 	m["instructions"], _ = jsonstr.Marshal(instr)
 	b, _ := jsonstr.Marshal(m)

@@ -137,7 +137,7 @@ func testInitialize(t *testing.T, version string) {
 	if init.Capabilities.Tools == nil || init.Capabilities.Logging == nil {
 		t.Errorf("capabilities = %+v", init.Capabilities)
 	}
-	if init.Instructions != "upstream's own instructions\n\n"+Instructions {
+	if init.Instructions != "upstream's own instructions\n\n"+ProxyInstructions {
 		t.Errorf("instructions = %q", init.Instructions)
 	}
 	if init.ServerInfo.Name != "upstream" {

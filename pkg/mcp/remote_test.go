@@ -49,7 +49,7 @@ func TestRunRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(cs.InitializeResult().Instructions, Instructions) {
+	if !strings.HasSuffix(cs.InitializeResult().Instructions, ProxyInstructions) {
 		t.Errorf("instructions = %q", cs.InitializeResult().Instructions)
 	}
 	var names []string

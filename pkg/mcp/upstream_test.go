@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,18 @@ type upstreamState struct {
 	// slowStarted is closed when the server has the slow call in hand.
 	slowStarted     chan struct{}
 	slowStartedOnce sync.Once
+
+	mu sync.Mutex
+	// recorded are the arguments of each call of record, as the server
+	// received them.
+	recorded []json.RawMessage
+}
+
+// calls returns the arguments record was called with, in order.
+func (st *upstreamState) calls() []json.RawMessage {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Clone(st.recorded)
 }
 
 type fileOut struct {
@@ -93,6 +106,13 @@ func upstream(st *upstreamState) *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, fileOut, error) {
 			return &mcp.CallToolResult{Content: text(bigLines)}, fileOut{Content: bigLines}, nil
 		})
+	// record: keeps its arguments, as the server received them.
+	raw("record", func(_ context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+		st.mu.Lock()
+		st.recorded = append(st.recorded, slices.Clone(req.Params.Arguments))
+		st.mu.Unlock()
+		return &mcp.CallToolResult{Content: text(fmt.Sprintf("recorded %d bytes", len(req.Params.Arguments)))}
+	})
 	raw("small", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: text("small <result> & more"), StructuredContent: map[string]any{"n": 1}}
 	})
