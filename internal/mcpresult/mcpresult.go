@@ -22,9 +22,11 @@
 package mcpresult
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/retval/retval/internal/jsonstr"
@@ -34,7 +36,46 @@ import (
 // apart ("" for the first, then "-2", …; "-s" for structured content),
 // note follows the stub — and returns the stub to show, or ok false when
 // the text is to be shown as it is (within the threshold, or not kept).
-type Keep func(text, suffix, tool, note string) (stub string, ok bool)
+type Keep func(text Text, suffix, tool, note string) (stub string, ok bool)
+
+// Text is a text the rule hands to Keep: a block's, read from its JSON in
+// the result as it is retained (a 20 MB text is never built in memory),
+// or several small blocks' joined.
+type Text struct {
+	lit []byte // a JSON string literal, when s is not the text
+	s   string
+	n   int64
+}
+
+// TextOf is the text s.
+func TextOf(s string) Text { return Text{s: s, n: int64(len(s))} }
+
+// textOfLiteral is the text of a JSON string literal (valid JSON).
+func textOfLiteral(lit []byte) Text {
+	return Text{lit: lit, n: jsonstr.UnquotedLen(lit)}
+}
+
+// Len is the text's length in bytes.
+func (t Text) Len() int64 { return t.n }
+
+// Reader reads the text.
+func (t Text) Reader() io.Reader {
+	if t.lit != nil {
+		return jsonstr.NewUnquoter(t.lit)
+	}
+	return strings.NewReader(t.s)
+}
+
+// String builds the text.
+func (t Text) String() string {
+	if t.lit == nil {
+		return t.s
+	}
+	var b strings.Builder
+	b.Grow(int(t.n))
+	io.Copy(&b, t.Reader())
+	return b.String()
+}
 
 // block is one content block: its members as they came, and what the
 // rule reads of them.
@@ -43,7 +84,7 @@ type block struct {
 	members map[string]json.RawMessage
 	// text is the block's text (a text block's, or an embedded
 	// resource's); hasText says there is one.
-	text    string
+	text    Text
 	hasText bool
 	// resource members, for a text resource.
 	resource  map[string]json.RawMessage
@@ -52,22 +93,23 @@ type block struct {
 
 func decode(raw json.RawMessage) block {
 	b := block{raw: raw}
-	if json.Unmarshal(raw, &b.members) != nil {
+	var ok bool
+	if b.members, ok = Members(raw); !ok {
 		return b
 	}
 	var typ string
 	json.Unmarshal(b.members["type"], &typ)
 	switch typ {
 	case "text":
-		b.hasText = json.Unmarshal(b.members["text"], &b.text) == nil
+		b.text, b.hasText = literal(b.members["text"])
 	case "resource":
-		if json.Unmarshal(b.members["resource"], &b.resource) != nil {
+		if b.resource, ok = Members(b.members["resource"]); !ok {
 			return b
 		}
 		if _, blob := b.resource["blob"]; blob {
 			return b
 		}
-		b.hasText = json.Unmarshal(b.resource["text"], &b.text) == nil
+		b.text, b.hasText = literal(b.resource["text"])
 		json.Unmarshal(b.resource["uri"], &b.uri)
 		json.Unmarshal(b.resource["mimeType"], &b.mime)
 	}
@@ -120,12 +162,15 @@ func (b block) note() string {
 // (nothing over the threshold, nothing kept, or not a result with
 // content). threshold is retain's; 0 retains any text.
 func Rewrite(result json.RawMessage, threshold int64, tool string, keep Keep) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(result, &m) != nil {
+	if !json.Valid(result) {
 		return nil
 	}
-	var raws []json.RawMessage
-	if json.Unmarshal(m["content"], &raws) != nil {
+	m, ok := Members(result)
+	if !ok {
+		return nil
+	}
+	raws, ok := Elements(m["content"])
+	if !ok {
 		return nil
 	}
 	blocks := make([]block, len(raws))
@@ -137,8 +182,8 @@ func Rewrite(result json.RawMessage, threshold int64, tool string, keep Keep) js
 			continue
 		}
 		texts++
-		total += int64(len(blocks[i].text))
-		if int64(len(blocks[i].text)) > threshold {
+		total += blocks[i].text.Len()
+		if blocks[i].text.Len() > threshold {
 			big++
 		}
 	}
@@ -146,7 +191,7 @@ func Rewrite(result json.RawMessage, threshold int64, tool string, keep Keep) js
 		return nil
 	}
 	out := make([]json.RawMessage, 0, len(raws))
-	var retained []string // the texts now held as values
+	var retained []Text // the texts now held as values
 	n := 0
 	suffix := func() string {
 		n++
@@ -157,7 +202,7 @@ func Rewrite(result json.RawMessage, threshold int64, tool string, keep Keep) js
 	}
 	if big > 0 {
 		for _, b := range blocks {
-			if !b.hasText || int64(len(b.text)) <= threshold {
+			if !b.hasText || b.text.Len() <= threshold {
 				out = append(out, b.raw)
 				continue
 			}
@@ -171,23 +216,25 @@ func Rewrite(result json.RawMessage, threshold int64, tool string, keep Keep) js
 		}
 	} else {
 		var all []string
+		var each []Text
 		first := -1
 		for i, b := range blocks {
 			if b.hasText {
-				all = append(all, b.text)
+				all = append(all, b.text.String()) // each within the threshold
+				each = append(each, b.text)
 				if first < 0 {
 					first = i
 				}
 			}
 		}
-		joined := strings.Join(all, "\n")
+		joined := TextOf(strings.Join(all, "\n"))
 		note := fmt.Sprintf("[the value is the result's %d text blocks joined by newlines]\n", len(all))
 		stub, ok := keep(joined, suffix(), tool, note)
 		if !ok {
 			return nil
 		}
 		retained = append(retained, joined)
-		retained = append(retained, all...)
+		retained = append(retained, each...)
 		for i, b := range blocks {
 			switch {
 			case i == first:
@@ -204,7 +251,7 @@ func Rewrite(result json.RawMessage, threshold int64, tool string, keep Keep) js
 		delete(m, "structuredContent")
 		if rest := remainder(sc, retained); rest != nil {
 			text := string(rest)
-			if stub, ok := keep(text, "-s", tool+" structuredContent", ""); ok {
+			if stub, ok := keep(TextOf(text), "-s", tool+" structuredContent", ""); ok {
 				text = stub
 			}
 			b, _ := jsonstr.Marshal(map[string]string{"type": "text", "text": text})
@@ -226,18 +273,21 @@ func Rewrite(result json.RawMessage, threshold int64, tool string, keep Keep) js
 // as JSON, or nil when it holds nothing else: a string that is one of
 // them; an object's members that are not (the object of the others); a
 // document whose JSON one of them is; anything else whole.
-func remainder(sc json.RawMessage, retained []string) json.RawMessage {
+func remainder(sc json.RawMessage, retained []Text) json.RawMessage {
 	sc = bytes.TrimSpace(sc)
 	if len(sc) == 0 || string(sc) == "null" {
 		return nil
 	}
 	isCopy := func(v json.RawMessage) bool {
-		var s string
-		if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+		if len(v) == 0 || v[0] != '"' {
 			return false
 		}
+		// The same JSON is the same text, and needs no decoding (a copy
+		// of a 20 MB text is usually written exactly as the text was);
+		// else the two texts are read side by side.
+		t := textOfLiteral(v)
 		for _, r := range retained {
-			if s == r {
+			if r.lit != nil && bytes.Equal(v, r.lit) || sameText(t, r) {
 				return true
 			}
 		}
@@ -249,8 +299,8 @@ func remainder(sc json.RawMessage, retained []string) json.RawMessage {
 	if sc[0] != '{' {
 		return sc
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(sc, &obj) != nil {
+	obj, ok := Members(sc)
+	if !ok {
 		return sc
 	}
 	kept := false
@@ -272,10 +322,13 @@ func remainder(sc json.RawMessage, retained []string) json.RawMessage {
 
 // isJSONOf reports whether one of the texts is the JSON of sc (its
 // compact forms equal).
-func isJSONOf(sc json.RawMessage, texts []string) bool {
+func isJSONOf(sc json.RawMessage, texts []Text) bool {
 	var compact bytes.Buffer
-	for _, t := range texts {
-		t = strings.TrimSpace(t)
+	for _, h := range texts {
+		if !startsWith(h, sc[0]) {
+			continue
+		}
+		t := strings.TrimSpace(h.String())
 		if t == "" || t[0] != sc[0] {
 			continue
 		}
@@ -288,4 +341,45 @@ func isJSONOf(sc json.RawMessage, texts []string) bool {
 		}
 	}
 	return false
+}
+
+// literal is the text of a JSON string literal, false when v is not one.
+func literal(v json.RawMessage) (Text, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return Text{}, false
+	}
+	return textOfLiteral(v), true
+}
+
+// sameText reports whether a and b are the same text, reading both.
+func sameText(a, b Text) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	ra, rb := a.Reader(), b.Reader()
+	var ba, bb [32 << 10]byte
+	for {
+		na, ea := io.ReadFull(ra, ba[:])
+		nb, _ := io.ReadFull(rb, bb[:na])
+		if nb != na || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil {
+			return true
+		}
+	}
+}
+
+// startsWith reports whether the first byte of t after white space is c.
+func startsWith(t Text, c byte) bool {
+	r := bufio.NewReader(t.Reader())
+	for {
+		b, err := r.ReadByte()
+		switch {
+		case err != nil:
+			return false
+		case b != ' ' && b != '\t' && b != '\r' && b != '\n':
+			return b == c
+		}
+	}
 }

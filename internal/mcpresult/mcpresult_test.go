@@ -12,7 +12,11 @@ type recorder struct {
 	kept map[string]string // suffix -> text
 }
 
-func (r *recorder) keep(text, suffix, tool, note string) (string, bool) {
+func (r *recorder) keep(t Text, suffix, tool, note string) (string, bool) {
+	text := t.String()
+	if int64(len(text)) != t.Len() {
+		panic("Text.Len is not the length of its text")
+	}
 	if len(text) <= 100 {
 		return "", false // within the threshold: shown as it is
 	}

@@ -2,7 +2,6 @@ package hook
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/internal/mcpresult"
@@ -22,8 +21,8 @@ func (h *Hook) Blocks(c Call, content []json.RawMessage) ([]json.RawMessage, *Ke
 	}
 	var first *Kept
 	var failure error
-	out := mcpresult.Rewrite(res, h.opts.Limits.Effective().Threshold, c.Tool, func(text, suffix, tool, note string) (string, bool) {
-		kept, _, err := h.Retain(strings.NewReader(text), Value{Call: c, Suffix: suffix, Tool: tool, Note: note})
+	out := mcpresult.Rewrite(res, h.opts.Limits.Effective().Threshold, c.Tool, func(text mcpresult.Text, suffix, tool, note string) (string, bool) {
+		kept, _, err := h.Retain(text.Reader(), Value{Call: c, Suffix: suffix, Tool: tool, Note: note})
 		if err != nil && failure == nil {
 			failure = err
 		}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/retval/retval/internal/iox"
 	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/internal/mcpresult"
 	"github.com/retval/retval/pkg/retain"
@@ -128,7 +129,7 @@ func (p *Proxy) Relay(clientIn io.Reader, clientOut io.Writer, serverIn io.Reade
 func readFrames(r io.Reader, f func(frame []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := iox.ReadLine(br) // a 20 MB frame holds 20 MB, not 40
 		if c, ok := r.(interface{ Cut() bool }); ok && err == io.EOF && c.Cut() {
 			return nil
 		}
@@ -407,19 +408,21 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 			if w.what == "" {
 				continue
 			}
-			var e envelope
-			if json.Unmarshal(m, &e) != nil || len(e.Result) == 0 {
+			// The result as a slice of the frame, not a copy: it may be
+			// tens of megabytes.
+			e, ok := mcpresult.Members(m)
+			if !ok || len(e["result"]) == 0 {
 				continue
 			}
-			res, err := p.rewrite(w, e.Result)
+			res, err := p.rewrite(w, e["result"])
 			if err != nil {
 				// The client must not wait for an answer that will not
 				// come: it gets the reason, and the relay ends.
-				p.toClient(clientOut, errorResponse(e.ID, -32603, "retval: "+err.Error()))
+				p.toClient(clientOut, errorResponse(h.ID, -32603, "retval: "+err.Error()))
 				return err
 			}
 			if res != nil {
-				out[i] = []byte(`{"jsonrpc":"2.0","id":` + string(bytes.TrimSpace(e.ID)) + `,"result":` + string(res) + `}`)
+				out[i] = []byte(`{"jsonrpc":"2.0","id":` + string(bytes.TrimSpace(h.ID)) + `,"result":` + string(res) + `}`)
 				changed = true
 			}
 		}
@@ -548,11 +551,11 @@ func (p *Proxy) rewriteToolsList(result json.RawMessage) (json.RawMessage, error
 // structuredContent — is internal/mcpresult's, shared with the hooks.
 func (p *Proxy) retainResult(tool string, result json.RawMessage) json.RawMessage {
 	call := ""
-	return mcpresult.Rewrite(result, p.Tools.Limits.Effective().Threshold, tool, func(text, suffix, tool, note string) (string, bool) {
+	return mcpresult.Rewrite(result, p.Tools.Limits.Effective().Threshold, tool, func(text mcpresult.Text, suffix, tool, note string) (string, bool) {
 		if call == "" {
 			call = p.callID()
 		}
-		return p.retain(strings.NewReader(text), call+suffix, tool, note)
+		return p.retain(text.Reader(), call+suffix, tool, note)
 	})
 }
 
