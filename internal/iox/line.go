@@ -3,6 +3,7 @@ package iox
 import (
 	"bufio"
 	"bytes"
+	"io"
 )
 
 // ReadLine reads up to and including the next '\n' (or to the end of
@@ -25,4 +26,11 @@ func ReadLine(br *bufio.Reader) ([]byte, error) {
 func readRest(br *bufio.Reader, head []byte) ([]byte, error) {
 	rest, err := br.ReadBytes('\n')
 	return append(head, rest...), err
+}
+
+// ReadAll reads r to its end like io.ReadAll, at most max+1 bytes, and
+// like ReadLine costs the input's own size at the peak: io.ReadAll grows
+// its slice by copying, and a 16 MiB hook input then briefly holds two.
+func ReadAll(r io.Reader, max int64) ([]byte, error) {
+	return readAll(io.LimitReader(r, max+1))
 }

@@ -2,6 +2,7 @@ package iox
 
 import (
 	"bufio"
+	"io"
 	"syscall"
 )
 
@@ -36,13 +37,43 @@ func readLong(br *bufio.Reader, chunk []byte) ([]byte, error) {
 		}
 		n += copy(region[n:], chunk)
 	}
-	// The line, built a step at a time; each step's pages are given back
-	// as soon as they are copied, so the two never both hold the line.
-	line := make([]byte, n)
+	return copyOut(region, n), err
+}
+
+// readAll gathers r's bytes in a reserved region, then copies them out.
+func readAll(r io.Reader) ([]byte, error) {
+	region, err := syscall.Mmap(-1, 0, reserve, syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
+	if err != nil {
+		return io.ReadAll(r)
+	}
+	defer syscall.Munmap(region)
+	n := 0
+	for {
+		if n == len(region) {
+			rest, err := io.ReadAll(r)
+			return append(copyOut(region, n), rest...), err
+		}
+		m, err := r.Read(region[n:])
+		n += m
+		if err == io.EOF {
+			return copyOut(region, n), nil
+		}
+		if err != nil {
+			return copyOut(region, n), err
+		}
+	}
+}
+
+// copyOut returns region[:n] as a slice of the Go heap, built a step at a
+// time; each step's pages are given back as soon as they are copied, so
+// the two never both hold the whole.
+func copyOut(region []byte, n int) []byte {
+	out := make([]byte, n)
 	for off := 0; off < n; off += releaseStep {
 		end := min(off+releaseStep, n)
-		copy(line[off:end], region[off:end])
+		copy(out[off:end], region[off:end])
 		syscall.Madvise(region[off:end], syscall.MADV_DONTNEED)
 	}
-	return line, err
+	return out
 }

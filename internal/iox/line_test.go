@@ -31,3 +31,17 @@ func TestReadLine(t *testing.T) {
 		}
 	}
 }
+
+// ReadAll reads what io.ReadAll reads, up to max+1 bytes.
+func TestReadAll(t *testing.T) {
+	long := strings.Repeat("0123456789abcdef", 1<<16)
+	for _, in := range []string{"", "a", "a\nb\n", long} {
+		for _, max := range []int64{0, 1, 100, 1 << 30} {
+			want, _ := io.ReadAll(io.LimitReader(strings.NewReader(in), max+1))
+			got, err := ReadAll(iotest.HalfReader(strings.NewReader(in)), max)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("input of %d bytes, max %d: %d bytes, %v; want %d", len(in), max, len(got), err, len(want))
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/retval/retval/internal/mcpresult"
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/retain"
 )
@@ -57,9 +58,22 @@ type bashResponse struct {
 }
 
 func (claudeCode) Answer(h *Hook, b []byte) (Answer, error) {
-	var in Input
-	if err := json.Unmarshal(b, &in); err != nil {
+	// tool_response, which may be megabytes, is taken as a slice of the
+	// input, not decoded into a copy of it.
+	var head struct {
+		SessionID     string          `json:"session_id"`
+		HookEventName string          `json:"hook_event_name"`
+		ToolName      string          `json:"tool_name"`
+		ToolUseID     string          `json:"tool_use_id"`
+		ToolInput     json.RawMessage `json:"tool_input"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
 		return Answer{}, fmt.Errorf("the hook input is not a JSON object: %v", err)
+	}
+	in := Input{SessionID: head.SessionID, HookEventName: head.HookEventName, ToolName: head.ToolName,
+		ToolUseID: head.ToolUseID, ToolInput: head.ToolInput}
+	if m, ok := mcpresult.Members(b); ok {
+		in.ToolResponse = m["tool_response"]
 	}
 	call := Call{Run: in.SessionID, ID: in.ToolUseID, Tool: in.ToolName}
 	switch in.HookEventName {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/internal/iox"
 	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/retain"
@@ -115,7 +116,7 @@ func Run(agent Agent, in io.Reader, o Options) (Answer, error) {
 	if max <= 0 {
 		max = DefaultMaxInput
 	}
-	b, err := io.ReadAll(io.LimitReader(in, max+1))
+	b, err := iox.ReadAll(in, max)
 	if err != nil {
 		return Answer{}, fmt.Errorf("reading the hook input: %w", err)
 	}
