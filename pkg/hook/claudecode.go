@@ -48,10 +48,10 @@ type Input struct {
 // bashResponse is the Bash tool's tool_response. Claude Code merges the
 // command's stderr into stdout; stderr is kept for what it may hold.
 type bashResponse struct {
-	Stdout      *string `json:"stdout"`
-	Stderr      string  `json:"stderr"`
-	Interrupted bool    `json:"interrupted"`
-	IsImage     bool    `json:"isImage"`
+	// stdout is read from the input's bytes (claudeBash).
+	Stderr      string `json:"stderr"`
+	Interrupted bool   `json:"interrupted"`
+	IsImage     bool   `json:"isImage"`
 	// PersistedOutputPath names the file holding the whole output when
 	// Claude Code cut stdout (to 30,000 characters).
 	PersistedOutputPath string `json:"persistedOutputPath"`
@@ -104,14 +104,18 @@ func (claudeCode) Answer(h *Hook, b []byte) (Answer, error) {
 }
 
 func claudeBash(h *Hook, call Call, raw json.RawMessage) (Answer, error) {
+	// stdout, which may be megabytes, is read from its JSON in the input
+	// as it is retained: never decoded into a copy.
 	var resp bashResponse
-	if err := json.Unmarshal(raw, &resp); err != nil || resp.Stdout == nil {
+	m, ok := mcpresult.Members(raw)
+	stdout := m["stdout"]
+	if !ok || len(stdout) == 0 || stdout[0] != '"' || json.Unmarshal(raw, &resp) != nil {
 		return Answer{}, errors.New("the Bash tool_response has no stdout")
 	}
 	if resp.IsImage {
 		return Answer{Reason: "an image: shown as is"}, nil
 	}
-	shown, reason, err := h.Shell(call, Shell{Stdout: *resp.Stdout, Saved: resp.PersistedOutputPath, SavedAs: "persistedOutputPath",
+	shown, reason, err := h.Shell(call, Shell{StdoutJSON: stdout, Saved: resp.PersistedOutputPath, SavedAs: "persistedOutputPath",
 		Stderr: resp.Stderr, Interrupted: resp.Interrupted})
 	if shown == nil {
 		return Answer{Reason: reason}, err

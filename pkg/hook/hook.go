@@ -12,6 +12,7 @@ import (
 
 	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/iox"
+	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/config"
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/retain"
@@ -241,6 +242,11 @@ func (h *Hook) Retain(r io.Reader, v Value) (*Kept, string, error) {
 type Shell struct {
 	// Stdout is the output the agent shows (cut, when Saved is set).
 	Stdout string
+	// StdoutJSON, when set, is Stdout as the agent sent it, a JSON string
+	// literal (valid JSON), and Stdout is left empty: the output is read
+	// from it as it is retained, and built only if it is to be shown, so a
+	// 16 MiB output is not held twice.
+	StdoutJSON json.RawMessage
 	// Saved names the file the agent wrote the whole output to when it
 	// cut Stdout (SavedAs names the field in messages): the value is read
 	// from there, never from the cut copy, and only when it is a plain
@@ -264,6 +270,9 @@ type ShellShown struct {
 // other as it is; nil and the reason when both are shown as they are.
 func (h *Hook) Shell(c Call, out Shell) (*ShellShown, string, error) {
 	var stdout io.Reader = strings.NewReader(out.Stdout)
+	if out.StdoutJSON != nil {
+		stdout = jsonstr.NewUnquoter(out.StdoutJSON)
+	}
 	if out.Saved != "" {
 		f, reason, err := h.openSaved(out.Saved, out.SavedAs)
 		if f == nil {
@@ -290,6 +299,11 @@ func (h *Hook) Shell(c Call, out Shell) (*ShellShown, string, error) {
 	}
 	if kept == nil && shown.Stderr == out.Stderr {
 		return nil, reason, nil
+	}
+	if kept == nil && out.StdoutJSON != nil {
+		var b strings.Builder
+		io.Copy(&b, jsonstr.NewUnquoter(out.StdoutJSON))
+		shown.Stdout = b.String()
 	}
 	return shown, "", nil
 }

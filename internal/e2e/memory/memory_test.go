@@ -1,8 +1,9 @@
 // Package memory holds retval's memory bounds to account with the real
 // binary: the MCP proxy relaying a 20 MB tools/call result peaks under
 // three times the frame, and a 100 MB frame is relayed, never the end of
-// the proxy. Peak RSS is the kernel's (getrusage of the proxy process and
-// the tiny server it starts, a shell and cat).
+// the proxy. Peak RSS is GNU time's (%M): the rusage Go's os/exec reports
+// for a child would count this test process's own peak too, as the child
+// shares its memory until exec.
 package memory
 
 import (
@@ -16,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/retval/retval/internal/e2e/e2etest"
@@ -66,7 +66,7 @@ func response(t *testing.T, dir string, n int, sc bool) (string, int64) {
 func relay(t *testing.T, retval, runs, resp string, args ...string) (head []byte, n int64, sum [32]byte, rss int64) {
 	t.Helper()
 	server := fmt.Sprintf("read line; cat %q; read rest; exit 0", resp)
-	cmd := exec.Command(retval, append(append([]string{"mcp", "proxy", "--run", "mem"}, args...), "--", "sh", "-c", server)...)
+	cmd, peak := measured(t, retval, append(append([]string{"mcp", "proxy", "--run", "mem"}, args...), "--", "sh", "-c", server)...)
 	cmd.Env = append(os.Environ(), "RETVAL_RUNS_DIR="+runs, "XDG_CONFIG_HOME="+t.TempDir())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -102,7 +102,30 @@ func relay(t *testing.T, retval, runs, resp string, args ...string) (head []byte
 		t.Fatalf("proxy: %v\n%s", err, stderr.Bytes())
 	}
 	h.Sum(sum[:0])
-	return head, n, sum, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	return head, n, sum, peak()
+}
+
+// measured is the command retval args run under GNU time, and a function
+// that returns its peak RSS in bytes once it has ended.
+func measured(t *testing.T, retval string, args ...string) (*exec.Cmd, func() int64) {
+	t.Helper()
+	gnuTime := "/usr/bin/time"
+	if _, err := os.Stat(gnuTime); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("GNU time is not installed: %v", err)
+		}
+		t.Skipf("GNU time is not installed: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "rss")
+	cmd := exec.Command(gnuTime, append([]string{"-f", "%M", "-o", out, retval}, args...)...)
+	return cmd, func() int64 {
+		b, err := os.ReadFile(out)
+		var kb int64
+		if _, serr := fmt.Sscan(string(b), &kb); err != nil || serr != nil {
+			t.Fatalf("GNU time's figure %q: %v %v", b, err, serr)
+		}
+		return kb << 10
+	}
 }
 
 func TestProxyMemory(t *testing.T) {
@@ -145,4 +168,52 @@ func TestProxyMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The Claude Code hook reading a 16 MiB Bash result peaks under three
+// times its input, and retains the whole output.
+func TestHookMemory(t *testing.T) {
+	dir := t.TempDir()
+	retval := e2etest.BuildRetval(t, dir)
+	input, size, sum := hookInput(t, dir)
+	f, err := os.Open(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd, peak := measured(t, retval, "hook", "claude-code", "--max-value-size", "64MiB")
+	cmd.Env = append(os.Environ(), "RETVAL_RUNS_DIR="+filepath.Join(dir, "runs"), "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Stdin = f
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hook: %v", err)
+	}
+	rss := peak()
+	t.Logf("input %d bytes, peak RSS %d bytes (%.2f× the input)", size, rss, float64(rss)/float64(size))
+	if rss > 3*size {
+		t.Errorf("peak RSS %d bytes is over 3× the %d-byte input", rss, size)
+	}
+	if !bytes.Contains(out, []byte(`[retained #toolu_big] 16777216 bytes, 262144 lines, sha256:`+sum)) {
+		t.Errorf("the answer is not the whole output's stub: %.300s", out)
+	}
+}
+
+// hookInput writes a PostToolUse input of a 16 MiB Bash stdout to a file
+// and returns its path, its size and the output's SHA-256.
+func hookInput(t *testing.T, dir string) (string, int64, string) {
+	stdout := strings.Repeat(strings.Repeat("x", 63)+"\n", 16<<20/64)
+	in, err := json.Marshal(map[string]any{
+		"session_id": "mem", "transcript_path": filepath.Join(dir, "t.jsonl"), "cwd": dir, "permission_mode": "default",
+		"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": map[string]any{"command": "make"},
+		"tool_response": map[string]any{"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false},
+		"tool_use_id":   "toolu_big",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "hook-input.json")
+	if err := os.WriteFile(path, in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, int64(len(in)), e2etest.SHA([]byte(stdout))
 }
