@@ -6,11 +6,12 @@
 //
 // A command that writes this program's path into another program's
 // settings (hook … install, mcp wrap) runs a copy of the binary kept at a
-// stable path instead, $XDG_DATA_HOME/retval/bin/retval-VERSION
-// (~/.local/share/retval/bin/retval-VERSION; on Windows
-// %LOCALAPPDATA%\retval\bin\retval-VERSION.exe): npx runs packages from
+// stable path instead, $XDG_DATA_HOME/retval/bin/VERSION/retval
+// (~/.local/share/retval/bin/VERSION/retval; on Windows
+// %LOCALAPPDATA%\retval\bin\VERSION\retval.exe): npx runs packages from
 // a cache it may clear at any time, and a hook pointing there would stop
-// working. See docs/npm.md.
+// working. The copy is named retval, as retval recognises its own entries
+// in those settings by the program's name. See docs/npm.md.
 'use strict'
 
 const { spawn } = require('child_process')
@@ -58,7 +59,7 @@ function writesOwnPath(args) {
 }
 
 // stableDir is where copies of the binary are kept for settings that name
-// it.
+// them, one directory per version.
 function stableDir() {
   if (process.platform === 'win32') {
     const local = process.env.LOCALAPPDATA || path.join(os.homedir(), 'AppData', 'Local')
@@ -74,8 +75,8 @@ function stableDir() {
 // returns it. The copy is written beside it under a temporary name and
 // renamed into place, so a hook running it never sees half a file.
 function stableCopy(bin) {
-  const dir = stableDir()
-  const dest = path.join(dir, `retval-${self.version}${process.platform === 'win32' ? '.exe' : ''}`)
+  const dir = path.join(stableDir(), self.version)
+  const dest = path.join(dir, process.platform === 'win32' ? 'retval.exe' : 'retval')
   const want = fs.readFileSync(bin)
   try {
     if (fs.readFileSync(dest).equals(want)) return dest
@@ -83,7 +84,7 @@ function stableCopy(bin) {
     if (err.code !== 'ENOENT') throw err
   }
   fs.mkdirSync(dir, { recursive: true })
-  const tmp = path.join(dir, `.retval-${self.version}.${process.pid}.tmp`)
+  const tmp = path.join(dir, `.retval.${process.pid}.tmp`)
   try {
     const fd = fs.openSync(tmp, 'wx', 0o755)
     try {
