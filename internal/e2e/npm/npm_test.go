@@ -8,15 +8,18 @@
 package npm
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,15 +81,17 @@ func scenarios(t *testing.T) {
 	if err != nil {
 		t.Fatalf("retval --version: %v", err)
 	}
-	root := t.TempDir()
+	// npm and node run in a session of their own, as every client does.
+	s := e2etest.NewSession(t, retval)
+	root := s.Root
 	p := &packs{retval: retval, versionLine: string(out), nativeName: "@retval/" + platform(), cache: filepath.Join(root, "npm-cache")}
 	dist := filepath.Join(root, "dist")
 	build := filepath.Join(e2etest.ModuleRoot(t), "npm", "build.mjs")
-	run(t, nil, "node", build, "--version", version, "--out", dist, "--some", platform()+"="+retval)
+	run(t, env(s, ""), "node", build, "--version", version, "--out", dist, "--some", platform()+"="+retval)
 	p.mainDir, p.platDir = filepath.Join(dist, "retval"), filepath.Join(dist, platform())
 	tarballs := filepath.Join(root, "packs")
 	os.Mkdir(tarballs, 0o755)
-	run(t, nil, "npm", "pack", "--pack-destination", tarballs, "--cache", p.cache, "--loglevel=error", p.mainDir, p.platDir)
+	run(t, env(s, ""), "npm", "pack", "--pack-destination", tarballs, "--cache", p.cache, "--loglevel=error", p.mainDir, p.platDir)
 	p.main = filepath.Join(tarballs, "retval-"+version+".tgz")
 	p.native = filepath.Join(tarballs, "retval-"+platform()+"-"+version+".tgz")
 	for _, f := range []string{p.main, p.native} {
@@ -113,8 +118,8 @@ func env(s *e2etest.Session, bin string, extra ...string) []string {
 	return s.Env(append([]string{"PATH=" + strings.Join(dirs, ":")}, extra...)...)
 }
 
-// run runs name with args in env (this process's when nil) and returns
-// its stdout; it fails the test if the command fails.
+// run runs name with args in env and returns its stdout; it fails the
+// test if the command fails.
 func run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
 	out, stderr, err := try(env, "", name, args...)
@@ -124,24 +129,21 @@ func run(t *testing.T, env []string, name string, args ...string) string {
 	return out
 }
 
-// try runs name with args in env, with stdin, and returns its stdout,
-// stderr and error.
+// try runs name, looked up on env's PATH, with args in env and stdin,
+// and returns its stdout, stderr and error.
 func try(env []string, stdin, name string, args ...string) (string, string, error) {
-	if env != nil {
-		// The command is looked up on the session's PATH: the last one
-		// in env, as for the command itself.
-		var path string
-		for _, kv := range env {
-			if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-				path = p
-			}
+	// The last PATH in env is the one the command would see.
+	var path string
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = p
 		}
-		lp, err := lookPath(name, path)
-		if err != nil {
-			return "", "", fmt.Errorf("%s: not on the session's PATH %s", name, path)
-		}
-		name = lp
 	}
+	lp, err := lookPath(name, path)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: not on the session's PATH %s", name, path)
+	}
+	name = lp
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
@@ -194,6 +196,8 @@ func fromTarballs(t *testing.T, p *packs) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.HasPrefix(stderr, "retval: peek: ") {
 		t.Errorf("retval peek of a missing run through npm: %v, stderr %q; want exit 3 and retval's own error", err, stderr)
 	}
+
+	sigterm(t, e, filepath.Join(bin, "retval"), p.retval)
 
 	// A copy left by an older build of the same version is replaced.
 	stable := filepath.Join(s.Home, ".local", "share", "retval", "bin", version, "retval")
@@ -268,4 +272,60 @@ func withoutPlatform(t *testing.T, p *packs) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || out != "" || stderr != want {
 		t.Errorf("retval without %s: %v, stdout %q, stderr %q; want exit 1 and %q", p.nativeName, err, out, stderr, want)
 	}
+}
+
+// sigterm starts retval mcp serve through the launcher at launcher, waits
+// for its answer to initialize (retval is running then), and sends the
+// launcher SIGTERM, as an MCP client stopping its server does: retval must
+// get it and end, and the launcher end as retval alone ends on SIGTERM,
+// leaving no retval running.
+func sigterm(t *testing.T, env []string, launcher, retval string) {
+	t.Helper()
+	want, _ := serveUntilSIGTERM(t, env, retval, false)
+	got, child := serveUntilSIGTERM(t, env, launcher, true)
+	if got != want {
+		t.Errorf("on SIGTERM the launcher ended with %s, retval alone with %s", got, want)
+	}
+	if _, err := os.Stat("/proc/" + child); err == nil {
+		t.Errorf("retval (pid %s) is still running after the launcher ended", child)
+	}
+}
+
+// serveUntilSIGTERM runs program mcp serve until it has answered
+// initialize, sends it SIGTERM and returns how it ended. With launcher,
+// it checks that program's one child is retval and returns its pid.
+func serveUntilSIGTERM(t *testing.T, env []string, program string, launcher bool) (state, child string) {
+	t.Helper()
+	cmd := exec.Command(program, "mcp", "serve")
+	cmd.Env = env
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"npm-test","version":"1"}}}`+"\n")
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.Contains(line, `"id":1`) {
+		t.Fatalf("%s mcp serve did not answer initialize: %q, %v", program, line, err)
+	}
+	if launcher {
+		pid := cmd.Process.Pid
+		children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if err != nil || len(strings.Fields(string(children))) != 1 {
+			t.Fatalf("the launcher's children: %q, %v; want retval alone", children, err)
+		}
+		child = strings.Fields(string(children))[0]
+		if exe, _ := os.Readlink("/proc/" + child + "/exe"); filepath.Base(exe) != "retval" {
+			t.Fatalf("the launcher's child runs %s, not retval", exe)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not end within a minute of SIGTERM", program)
+	}
+	return cmd.ProcessState.String(), child
 }

@@ -111,18 +111,29 @@ function main() {
       fail(`cannot keep a copy of retval at ${stableDir()} for the settings to name: ${err.message}`)
     }
   }
-  const child = spawn(bin, args, { stdio: 'inherit', windowsHide: true })
   // SIGTERM and SIGHUP sent to this process go on to retval. SIGINT and
   // SIGQUIT are the terminal's, which sends them to retval too: this
-  // process waits for retval to end instead of ending first.
-  const forward = ['SIGTERM', 'SIGHUP']
-  for (const sig of forward) process.on(sig, () => child.kill(sig))
-  for (const sig of ['SIGINT', 'SIGQUIT']) process.on(sig, () => {})
+  // process waits for retval to end instead of ending first. (Windows has
+  // no SIGQUIT to listen for.) The handlers are in place before retval
+  // starts: a signal sent once retval has answered must not find this
+  // process still without them. (A handler runs once main has returned,
+  // when child is set.)
+  let child = null
+  const handled = []
+  const on = (sig, handler) => {
+    try {
+      process.on(sig, handler)
+      handled.push(sig)
+    } catch {}
+  }
+  for (const sig of ['SIGTERM', 'SIGHUP']) on(sig, () => child.kill(sig))
+  for (const sig of ['SIGINT', 'SIGQUIT']) on(sig, () => {})
+  child = spawn(bin, args, { stdio: 'inherit', windowsHide: true })
   child.on('error', (err) => fail(`cannot run ${bin}: ${err.message}`))
   child.on('exit', (code, signal) => {
     if (signal === null) process.exit(code)
     // Die of the same signal, so a shell sees what retval's status was.
-    for (const sig of [...forward, 'SIGINT', 'SIGQUIT']) process.removeAllListeners(sig)
+    for (const sig of handled) process.removeAllListeners(sig)
     try {
       process.kill(process.pid, signal)
     } catch {}
