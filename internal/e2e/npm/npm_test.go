@@ -99,6 +99,7 @@ func scenarios(t *testing.T) {
 			t.Fatalf("npm pack made no %s: %v", filepath.Base(f), err)
 		}
 	}
+	t.Run("build refuses", func(t *testing.T) { buildRefuses(t, env(s, ""), build, retval) })
 	t.Run("installed from the tarballs", func(t *testing.T) { fromTarballs(t, p) })
 	t.Run("without its platform package", func(t *testing.T) { withoutPlatform(t, p) })
 	t.Run("npx", func(t *testing.T) { npx(t, p) })
@@ -328,4 +329,32 @@ func serveUntilSIGTERM(t *testing.T, env []string, program string, launcher bool
 		t.Fatalf("%s did not end within a minute of SIGTERM", program)
 	}
 	return cmd.ProcessState.String(), child
+}
+
+// buildRefuses checks that npm/build.mjs packs no binary under another
+// platform's name, and no main package without all its platforms unless
+// told to, writing nothing either time.
+func buildRefuses(t *testing.T, env []string, build, retval string) {
+	other := map[string]string{"linux-x64": "linux-arm64"}[platform()]
+	if other == "" {
+		other = "linux-x64"
+	}
+	for _, c := range []struct {
+		args []string
+		exit int
+		want string
+	}{
+		{[]string{"--some", other + "=" + retval}, 1, "retval: npm build: " + other + ": " + retval + " is not a "},
+		{[]string{platform() + "=" + retval}, 2, "retval: npm build: no binary for "},
+	} {
+		out := filepath.Join(t.TempDir(), "dist")
+		stdout, stderr, err := try(env, "", "node", append([]string{build, "--version", version, "--out", out}, c.args...)...)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != c.exit || !strings.HasPrefix(stderr, c.want) || stdout != "" {
+			t.Errorf("build.mjs %s: %v, stdout %q, stderr %q; want exit %d and %q", strings.Join(c.args, " "), err, stdout, stderr, c.exit, c.want)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("build.mjs %s wrote %s", strings.Join(c.args, " "), out)
+		}
+	}
 }
