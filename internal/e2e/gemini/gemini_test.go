@@ -194,25 +194,23 @@ func shellOutput(t *testing.T, text string) string {
 
 var stubID = regexp.MustCompile(`\[retained #([A-Za-z0-9_-]+)\] `)
 
+// idOf is the id of the value a stub names ("" for none).
+func idOf(stub string) string {
+	if m := stubID.FindStringSubmatch(stub); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // valueOf is the value a stub names, from the session's store: the one
 // run in it is Gemini's session.
 func (s *session) valueOf(stub string) []byte {
 	s.t.Helper()
-	m := stubID.FindStringSubmatch(stub)
-	if m == nil {
+	id := idOf(stub)
+	if id == "" {
 		s.t.Fatalf("no value id in %.300q", stub)
 	}
-	ents, err := os.ReadDir(s.StoreDir())
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	for _, e := range ents {
-		if run, ok := strings.CutSuffix(e.Name(), ".values"); ok {
-			return s.StoredValue(run, m[1])
-		}
-	}
-	s.t.Fatal("no run in the store")
-	return nil
+	return s.StoredValue(s.runOf(), id)
 }
 
 // runOf is the store's one run.
@@ -248,6 +246,7 @@ func scenarios(t *testing.T) {
 	seqLines := e2etest.Lines(string(seq))
 	var shellWith, shellWithout, wrappedWith, mcpWith, mcpWithout, shellPeek, wrappedPeek, mcpPeek int
 	var shellLedger, wrappedLedger, mcpLedger json.RawMessage
+	var shellID, wrappedID, mcpID string
 
 	t.Run("shell", func(t *testing.T) {
 		s := newSession(t)
@@ -277,7 +276,7 @@ func scenarios(t *testing.T) {
 		a, b := e2etest.PeekRange(t, cmd)
 		got := result(t, m, "call_peek")
 		e2etest.CheckPeek(t, shellOutput(t, got), seqLines, a, b)
-		shellPeek, shellLedger = len(got), s.Ledger(s.runOf())
+		shellPeek, shellLedger, shellID = len(got), s.Ledger(s.runOf()), idOf(stub)
 
 		s.RunRetval("hook", "gemini-cli", "uninstall", "--user")
 		if got := read(t, s.settings); got != before {
@@ -334,7 +333,7 @@ func scenarios(t *testing.T) {
 		a, b := e2etest.PeekRange(t, cmd)
 		got := result(t, m, "call_peek")
 		e2etest.CheckPeek(t, shellOutput(t, got), seqLines, a, b)
-		wrappedPeek, wrappedLedger = len(got), s.Ledger(s.runOf())
+		wrappedPeek, wrappedLedger, wrappedID = len(got), s.Ledger(s.runOf()), idOf(stub)
 	})
 
 	text := e2etest.FileText(100 << 10)
@@ -368,7 +367,7 @@ func scenarios(t *testing.T) {
 		a, b := e2etest.PeekRange(t, cmd)
 		got := result(t, m, "call_mpeek")
 		e2etest.CheckPeek(t, shellOutput(t, got), lines, a, b)
-		mcpPeek, mcpLedger = len(got), s.Ledger(s.runOf())
+		mcpPeek, mcpLedger, mcpID = len(got), s.Ledger(s.runOf()), idOf(stub)
 
 		s.RunRetval("hook", "gemini-cli", "uninstall", "--project", s.Proj)
 		if _, err := os.Stat(filepath.Dir(project)); !os.IsNotExist(err) {
@@ -426,9 +425,9 @@ func scenarios(t *testing.T) {
 		len(seq), shellWith, wrappedWith, shellWithout, len(text), mcpWith, mcpWithout)
 	client := "Gemini CLI " + geminiPackage[strings.LastIndex(geminiPackage, "@")+1:]
 	for _, m := range []e2etest.Measure{
-		{Result: "run_shell_command: seq 1 100000", Bytes: len(seq), Without: shellWithout, Stub: shellWith, Lookups: shellPeek, Ledger: shellLedger},
-		{Result: "run_shell_command: seq 1 100000 (--wrap-shell)", Bytes: len(seq), Without: shellWithout, Stub: wrappedWith, Lookups: wrappedPeek, Ledger: wrappedLedger},
-		{Result: "MCP read_text_file (filesystem server, through the hook)", Bytes: len(text), Without: mcpWithout, Stub: mcpWith, Lookups: mcpPeek, Ledger: mcpLedger},
+		{Result: "run_shell_command: seq 1 100000", Bytes: len(seq), Without: shellWithout, Stub: shellWith, Lookups: shellPeek, Ledger: shellLedger, Value: shellID},
+		{Result: "run_shell_command: seq 1 100000 (--wrap-shell)", Bytes: len(seq), Without: shellWithout, Stub: wrappedWith, Lookups: wrappedPeek, Ledger: wrappedLedger, Value: wrappedID},
+		{Result: "MCP read_text_file (filesystem server, through the hook)", Bytes: len(text), Without: mcpWithout, Stub: mcpWith, Lookups: mcpPeek, Ledger: mcpLedger, Value: mcpID},
 	} {
 		m.Client, m.Calls = client, 1
 		if m.Lookups == 0 {

@@ -11,7 +11,8 @@ import (
 )
 
 // The pinned packages; .ci/clients.sh installs the same ones into the same
-// cache.
+// cache (Gemini CLI without its install scripts, which only compile native
+// modules it does without).
 const (
 	geminiPackage = "@google/gemini-cli@0.61.0"
 	fsPackage     = "@modelcontextprotocol/server-filesystem@2026.8.31"
@@ -32,7 +33,7 @@ func TestGeminiCLI(t *testing.T) {
 		scenarios(t)
 		return
 	}
-	gemini := e2etest.Bin(t, geminiPackage, "gemini")
+	gemini := e2etest.Bin(t, geminiPackage, "gemini", "--ignore-scripts")
 	fs := e2etest.Bin(t, fsPackage, "mcp-server-filesystem")
 	retval := e2etest.BuildRetval(t, t.TempDir())
 	e2etest.Isolate(t, envGemini+"="+gemini, envFS+"="+fs, envRetval+"="+retval)
