@@ -7,7 +7,7 @@ set -euo pipefail
 
 cache=${HOME:?}/.cache/retval-ci
 # Keep in step with the pins of the tests under internal/e2e (claudecode,
-# opencode, codex, inspector, conformance).
+# opencode, codex, gemini, inspector, conformance).
 packages=(
   @anthropic-ai/claude-code@2.1.328
   @modelcontextprotocol/server-filesystem@2026.8.31
@@ -25,6 +25,9 @@ packages=(
 packages_no_scripts=(
   opencode-ai@1.18.33
   @opencode-ai/plugin@1.18.33
+  # Gemini CLI's bundle is plain JavaScript; its scripts would only compile
+  # optional native modules (a keychain, a pty) that it does without.
+  @google/gemini-cli@0.61.0
 )
 
 # quietly WHAT CMD ARGS... runs CMD with its output held back; if CMD

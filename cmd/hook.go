@@ -18,13 +18,16 @@ func init() { register("hook", hookCommand) }
 func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "hook",
-		Usage: "answer an agent's tool hook, or install it: claude-code, codex, opencode",
+		Usage: "answer an agent's tool hook, or install it: claude-code, codex, gemini-cli, opencode",
 		UsageText: `retval hook claude-code
 retval hook claude-code install (--project DIR | --user) [--dry-run]
 retval hook claude-code uninstall (--project DIR | --user) [--dry-run]
 retval hook codex [--expand-shell] [--wrap-shell]
 retval hook codex install (--project DIR | --user) [--expand-shell] [--wrap-shell] [--dry-run]
 retval hook codex uninstall (--project DIR | --user) [--dry-run]
+retval hook gemini-cli [--wrap-shell]
+retval hook gemini-cli install (--project DIR | --user) [--wrap-shell] [--dry-run]
+retval hook gemini-cli uninstall (--project DIR | --user) [--dry-run]
 retval hook opencode`,
 		Description: `retval hook claude-code reads one Claude Code PostToolUse hook input on
 stdin. A Bash or MCP result over the threshold is retained in the run named
@@ -69,6 +72,24 @@ run, so its whole output is retained and the model sees the stub — each
 such call skips Codex's approval prompt (its sandbox still applies). Codex
 runs hooks only once they are trusted: see docs/codex.md.
 
+retval hook gemini-cli answers Gemini CLI's BeforeTool, AfterTool and
+SessionStart hooks (in ~/.gemini/settings.json, or DIR/.gemini/settings.json,
+which Gemini reads only in a trusted folder). A run_shell_command or MCP
+output over the threshold is retained in the run named by the session id,
+under a call id derived from the hook input (the tool, the time and a digest
+of the arguments), and the model sees the stub instead, as the call's
+successful result: the hook writes it beside the outputs Gemini saves in its
+project temp directory and has Gemini's read_file show it (a tail call of a
+read-only tool that Gemini's default policy allows), so no command is
+rewritten and the commands you are asked to approve are the ones you would
+be asked about without retval. The value is the output as Gemini captured it
+(trimmed, without ANSI escapes). BeforeTool expands $expand: references in
+run_shell_command, write_file, replace and MCP tools; Gemini then checks its
+policy against the expanded call. With --wrap-shell, every shell command runs
+through retval exec, so its stream is retained byte for byte — Gemini then
+asks approval for, and matches its rules against, the rewritten command: see
+docs/gemini.md.
+
 retval hook opencode answers the opencode plugin
 (integrations/opencode/retval.js), which hands it each tool call's
 tool.execute.after input and output as one JSON object on stdin and applies
@@ -80,16 +101,17 @@ Example:
    retval hook claude-code install --user
    retval hook claude-code install --project . --dry-run
    retval hook claude-code uninstall --user
+   retval hook gemini-cli install --user
 
 Exit status: 0 answered or passed (the hook itself always exits 0),
 1 a settings file could not be read, parsed or written, 2 usage.`,
 		Flags: append(flags("runs-dir", "config", "off", "compress", "threshold", "preview-bytes", "peek-lines",
 			"max-value-size", "max-run-bytes", "max-run-values"),
-			&cli.StringFlag{Name: "project", Usage: "install into (or uninstall from) the project in DIR: DIR/.claude/settings.json"},
-			&cli.BoolFlag{Name: "user", Usage: "install into (or uninstall from) the user settings, ~/.claude/settings.json"},
+			&cli.StringFlag{Name: "project", Usage: "install into (or uninstall from) the project in DIR: DIR/.claude/settings.json (DIR/.gemini/settings.json, DIR/.codex/hooks.json)"},
+			&cli.BoolFlag{Name: "user", Usage: "install into (or uninstall from) the user settings, ~/.claude/settings.json (~/.gemini/settings.json, ~/.codex/hooks.json)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
 			&cli.BoolFlag{Name: "expand-shell", Usage: "codex: expand $expand: references in shell commands too (each such call is approved: see docs/codex.md)"},
-			&cli.BoolFlag{Name: "wrap-shell", Usage: "codex: run every shell command through retval exec, so its whole output is retained (each such call is approved: see docs/codex.md)"},
+			&cli.BoolFlag{Name: "wrap-shell", Usage: "codex, gemini-cli: run every shell command through retval exec, so its whole output is retained (Codex approves each such call, Gemini CLI asks approval for the rewritten command: see docs/codex.md, docs/gemini.md)"},
 		),
 		Action: func(_ context.Context, c *cli.Command) error { return runHook(c, envOf(c)) },
 	}
@@ -200,8 +222,8 @@ func installHook(c *cli.Command, e *env, s *hook.Settings, uninstall bool) error
 	command := s.Command(exe)
 	for _, opt := range []string{"expand-shell", "wrap-shell"} {
 		if c.Bool(opt) {
-			if s.Name != "codex" {
-				return usageErr("--%s is for the codex hook: other agents' hooks do not need an approval to rewrite a call", opt)
+			if s.Name != "codex" && !(opt == "wrap-shell" && s.Name == "gemini-cli") {
+				return usageErr("--%s is for the codex hook (and --wrap-shell for gemini-cli): other agents' hooks do not need an approval to rewrite a call", opt)
 			}
 			command += " --" + opt
 		}

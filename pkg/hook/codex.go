@@ -148,7 +148,7 @@ func (h *Hook) wrapShell(call Call, input []byte) ([]byte, error) {
 		where = " --runs-dir " + retain.ShellQuote(dir)
 	}
 	wrapped := retain.ShellQuote(h.opts.Exe) + " exec" + where + " --run " + retain.ShellQuote(call.Run) +
-		" --call " + retain.ShellQuote(call.ID) + " --tool Bash -- bash -c " + retain.ShellQuote(command)
+		" --call " + retain.ShellQuote(call.ID) + " --tool " + retain.ShellQuote(call.Tool) + " -- bash -c " + retain.ShellQuote(command)
 	b, err := json.Marshal(wrapped)
 	if err != nil {
 		return nil, err
