@@ -28,7 +28,11 @@ func TestMain(m *testing.M) {
 		serveStructured(os.Stdin, os.Stdout)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // structuredText is the report tool's text.
