@@ -109,7 +109,7 @@ func parseRequest(body []byte) (conversation, error) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return conversation{}, err
 	}
-	var c conversation
+	c := conversation{Body: string(body)}
 	for _, tl := range req.Tools {
 		c.Tools = append(c.Tools, tl.Function.Name)
 	}
