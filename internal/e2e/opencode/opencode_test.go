@@ -86,13 +86,18 @@ func (s *session) configure(m *mockAPI, mcp map[string]any) {
 	if mcp != nil {
 		cfg["mcp"] = mcp
 	}
+	for k, v := range s.c.config {
+		cfg[k] = v
+	}
 	s.writeJSON(filepath.Join(s.config, s.c.configFile), cfg)
 }
 
 // run runs `opencode run [FLAGS] PROMPT` (`kilo run`) against the mock.
 func (s *session) run(m *mockAPI, prompt string, flags ...string) {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	// Generous: a run takes seconds, and a minute or two on a loaded
+	// machine; this only stops a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	args := append(append([]string{"run", "--print-logs", "--log-level", "WARN"}, flags...), prompt)
 	cmd := exec.CommandContext(ctx, s.c.binary(), args...)

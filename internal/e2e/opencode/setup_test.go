@@ -48,8 +48,10 @@ type client struct {
 	// installs into its configuration directory at start-up.
 	plugin, pluginVersion string
 	// env keeps it from reaching outside hosts and from loading anything
-	// but what the test gives it.
-	env []string
+	// but what the test gives it; config is added to its configuration
+	// for the same end.
+	env    []string
+	config map[string]any
 }
 
 var opencodeClient = client{
@@ -69,8 +71,11 @@ var kiloClient = client{
 		"KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_AUTOUPDATE=1", "KILO_DISABLE_SHARE=1",
 		"KILO_DISABLE_LSP_DOWNLOAD=1", "KILO_DISABLE_DEFAULT_PLUGINS=1", "KILO_DISABLE_CLAUDE_CODE=1",
 		"KILO_DISABLE_EXTERNAL_SKILLS=1", "KILO_DISABLE_TERMINAL_TITLE=1", "KILO_DISABLE_SESSION_INGEST=1",
-		"KILO_DISABLE_CODEBASE_INDEXING=1",
+		"KILO_DISABLE_CODEBASE_INDEXING=1", "KILO_TELEMETRY_LEVEL=off",
 	},
+	// Kilo's own provider fetches its models at start-up, and waits for
+	// the fetch to fail in the namespace.
+	config: map[string]any{"enabled_providers": []string{"mock"}},
 }
 
 func TestOpencode(t *testing.T) { testClient(t, opencodeClient) }
