@@ -179,6 +179,7 @@ func expandScenarios(t *testing.T, c client) {
 		}
 
 		bad, _ := m.Result("call_bad")
+		t.Logf("%s: the model received for the bad write: %q", c.name, bad)
 		if _, err := os.Stat(filepath.Join(s.Proj, "bad.go")); err == nil || !strings.Contains(bad, `"/content/$concat/1"`) ||
 			!strings.Contains(bad, "(invalid_range)") || !strings.Contains(bad, `"/content/$concat/2"`) || !strings.Contains(bad, "(unknown_reference)") {
 			t.Errorf("the bad write: file written %v, result %q", err == nil, bad)
@@ -197,6 +198,7 @@ func expandScenarios(t *testing.T, c client) {
 			t.Fatal("no request followed the write")
 		}
 		checkHistory(t, next.Body, want, summary)
+		t.Logf("%s: the model received for the write: %q", c.name, next.Last().Text)
 		if res := next.Last().Text; !strings.Contains(res, summary) {
 			t.Errorf("the write's result %q does not give %s", res, summary)
 		}
