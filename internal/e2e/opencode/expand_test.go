@@ -39,6 +39,12 @@ func moveContent() string {
 // there.
 const badContent = expand.Prefix + `{"$concat": ["x", {"$ref": "call_cat", "lines": [9000, 9001]}, {"$ref": "call_nope"}]}`
 
+// bashContent is a shell command by reference: the moved lines into wc
+// through a here-document. opencode's bash tool records the arguments it
+// ran with as the call's input while it runs, so its history would carry
+// the expanded command but for the plugin.
+const bashContent = expand.Prefix + `{"$concat": ["wc -l <<'MOVED'\n", {"$ref": "call_cat", "lines": [2100, 2399]}, "MOVED\n"]}`
+
 // mcpObject is the object form, which opencode lets through to an MCP
 // tool.
 var mcpObject = map[string]any{"$ref": "call_cat", "lines": []int{51, 60}}
@@ -46,8 +52,8 @@ var mcpObject = map[string]any{"$ref": "call_cat", "lines": []int{51, 60}}
 // expandScript: cat the source (retained; the command waits until the
 // client saved it whole, as savedWait says why), write the moved file
 // with a reference, write two files through the filesystem MCP server
-// with the string and the object form, then a write whose references
-// fail. Any other prompt (the resumed session's) gets a text.
+// with the string and the object form, a write whose references fail,
+// then a shell command by reference. Any other prompt (the resumed session's) gets a text.
 func expandScript(dir string, size int) func(conversation) reply {
 	return func(c conversation) reply {
 		if c.Prompt != "expand scenario" {
@@ -66,6 +72,8 @@ func expandScript(dir string, size int) func(conversation) reply {
 			return reply{ToolID: "call_mcp2", ToolName: "fs_write_file", ToolArgs: map[string]any{"path": filepath.Join(dir, "mcp_object.txt"), "content": mcpObject}}
 		case last.ID == "call_mcp2":
 			return reply{ToolID: "call_bad", ToolName: "write", ToolArgs: map[string]any{"filePath": filepath.Join(dir, "bad.go"), "content": badContent}}
+		case last.ID == "call_bad":
+			return reply{ToolID: "call_bash", ToolName: "bash", ToolArgs: map[string]any{"command": bashContent, "description": "Count the moved lines"}}
 		}
 		return reply{Text: "done"}
 	}
@@ -203,6 +211,17 @@ func expandScenarios(t *testing.T, c client) {
 			t.Errorf("the write's result %q does not give %s", res, summary)
 		}
 
+		// The shell command ran expanded, and the history keeps the
+		// reference form of it too.
+		moved := strings.Join(src[moveFrom-1:moveTo], "")
+		bashSummary := fmt.Sprintf("[retval expanded /command: %d bytes, sha256:%s]", len(moved)+len("wc -l <<'MOVED'\n")+len("MOVED\n"),
+			e2etest.SHA([]byte("wc -l <<'MOVED'\n"+moved+"MOVED\n")))
+		if res, _ := m.Result("call_bash"); !strings.HasPrefix(res, "300\n") || !strings.Contains(res, bashSummary) {
+			t.Errorf("the shell command's result %q, want 300 lines and %s", res, bashSummary)
+		}
+		reqs := m.Requests()
+		checkBashHistory(t, reqs[len(reqs)-1].Body, moved)
+
 		var ledger struct {
 			Total struct {
 				References  int64 `json:"references"`
@@ -210,7 +229,7 @@ func expandScenarios(t *testing.T, c client) {
 			} `json:"total"`
 		}
 		json.Unmarshal(s.Ledger(run), &ledger)
-		if ledger.Total.References != 3 || ledger.Total.OutputSaved <= int64(len(want)/2) {
+		if ledger.Total.References != 4 || ledger.Total.OutputSaved <= int64(len(want)/2) {
 			t.Errorf("stats: %+v", ledger.Total)
 		}
 		t.Logf("%s: the model wrote %d bytes of content for the %d-byte file; stats: %d references saved %d output bytes",
@@ -220,12 +239,13 @@ func expandScenarios(t *testing.T, c client) {
 		// references: the plugin finds them in what the client stored.
 		before := len(m.Requests())
 		s.run(m, "expand resume", "--continue")
-		reqs := m.Requests()
+		reqs = m.Requests()
 		if len(reqs) <= before {
 			t.Fatal("the resumed session sent no request")
 		}
 		resumed := reqs[before].Body
 		checkHistory(t, resumed, want, summary)
+		checkBashHistory(t, resumed, moved)
 		if o := parseChat(t, resumed).args(t, "call_mcp2")["content"]; mustJSON(t, o) != mustJSON(t, mcpObject) {
 			t.Errorf("the resumed history holds the object form as %v", o)
 		}
@@ -245,6 +265,18 @@ func checkHistory(t *testing.T, body, want, summary string) {
 	}
 	if !strings.Contains(body, jsonText(summary)) {
 		t.Errorf("the history does not give %s", summary)
+	}
+}
+
+// checkBashHistory asserts that the request body holds call_bash as the
+// model wrote it, not the command it became.
+func checkBashHistory(t *testing.T, body, moved string) {
+	t.Helper()
+	if got := parseChat(t, body).args(t, "call_bash")["command"]; got != bashContent {
+		t.Errorf("the history holds the shell command as %.200q, not the reference form", got)
+	}
+	if strings.Contains(body, jsonText(jsonText(moved[len(moved)-2000:]))) || strings.Contains(body, jsonText(moved[len(moved)-2000:])) {
+		t.Errorf("the history holds the expanded command")
 	}
 }
 
