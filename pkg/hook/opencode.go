@@ -122,6 +122,8 @@ func (opencode) Answer(h *Hook, b []byte) (Answer, error) {
 	if a.Output == nil && a.Content == nil && a.Note == "" {
 		return Answer{Reason: reason}, err
 	}
+	// A note goes to the model even when retaining failed: the output is
+	// then shown as it is, as on any failure, and the note after it.
 	return opencodeAnswerOf(a, d)
 }
 

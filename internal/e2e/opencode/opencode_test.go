@@ -263,7 +263,6 @@ func scenarios(t *testing.T, c client) {
 	})
 
 	structuredScenarios(t, c)
-	expandScenarios(t, c)
 
 	t.Logf("%s: bytes the model received: Bash seq 1 %d (%d bytes): %d with the plugin, %d without; MCP read_text_file of %d bytes: %d with the plugin, %d without",
 		c.name, seqLines, len(seq), bashWith, bashWithout, len(text), mcpWith, mcpWithout)

@@ -78,13 +78,20 @@ var kiloClient = client{
 	config: map[string]any{"enabled_providers": []string{"mock"}},
 }
 
-func TestOpencode(t *testing.T) { testClient(t, opencodeClient) }
+// Each client's scenarios are two tests, each run in a namespace of its
+// own: the big results, and reuse by reference.
 
-func TestKilo(t *testing.T) { testClient(t, kiloClient) }
+func TestOpencode(t *testing.T) { testClient(t, opencodeClient, scenarios) }
+
+func TestKilo(t *testing.T) { testClient(t, kiloClient, scenarios) }
+
+func TestOpencodeExpand(t *testing.T) { testClient(t, opencodeClient, expandScenarios) }
+
+func TestKiloExpand(t *testing.T) { testClient(t, kiloClient, expandScenarios) }
 
 // testClient runs the scenarios against c inside the namespace, having
 // installed, outside it, all they need.
-func testClient(t *testing.T, c client) {
+func testClient(t *testing.T, c client, scenarios func(*testing.T, client)) {
 	if e2etest.Isolated() {
 		scenarios(t, c)
 		return
