@@ -22,8 +22,9 @@
 //   the tool's schema only afterwards) or refused, naming each failing
 //   reference: the hook then throws, the call does not run, and the model
 //   sees why. A call whose argument begins with $expand: is refused too
-//   when retval cannot be asked at all: run as written, the reference
-//   would be written into a file or run as a command literally.
+//   when retval does not expand it (cannot be run, is off, is older than
+//   this file): run as written, the reference would be written into a
+//   file or run as a command literally.
 // - tool.execute.after: a big result is replaced by its stub (size,
 //   SHA-256, head and tail, and a `retval peek` command the model runs
 //   with its bash tool to read more); then the expanded call's summary
@@ -152,9 +153,13 @@ export const RetvalPlugin = async () => {
         expanded.set(input.callID, { written, summary: a.summary })
         return
       }
-      if (failed && beginsWithExpand(args)) {
-        const why = (failed.stderr || "").trim().split("\n")[0] || `exit status ${failed.code}`
-        throw new Error(`retval could not expand the $expand: references of this call, so it did not run: retval hook opencode failed (${why}); check that retval is on PATH or RETVAL_BIN names it`)
+      if (beginsWithExpand(args)) {
+        // retval expands every $expand: string or refuses the call; it
+        // did neither.
+        const why = failed
+          ? `retval hook opencode failed (${(failed.stderr || "").trim().split("\n")[0] || `exit status ${failed.code}`}); check that retval is on PATH or RETVAL_BIN names it`
+          : "retval hook opencode answered nothing (retval is off, or older than this plugin)"
+        throw new Error(`retval could not expand the $expand: references of this call, so it did not run: ${why}`)
       }
     },
 

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,8 +108,9 @@ func mustJSON(t *testing.T, v any) string {
 
 // A failing reference refuses the call: the hook throws, naming each
 // failure, and the arguments are as the model wrote them. With retval
-// missing, a call with a $expand: argument is refused too, and any other
-// call runs untouched.
+// missing, or answering nothing (off, or older than the plugin), a call
+// with a $expand: argument is refused too, and any other call runs
+// untouched.
 func TestPluginRefuses(t *testing.T) {
 	home := t.TempDir()
 	retval := builtRetval(t)
@@ -125,17 +127,23 @@ func TestPluginRefuses(t *testing.T) {
 		}
 	}
 
-	missing := filepath.Join(t.TempDir(), "no-retval")
-	plain := map[string]any{"command": "echo $HOME", "schema": map[string]any{"$ref": "#/x"}}
-	res := runSteps(t, home, missing,
-		step{"tool.execute.before", call, map[string]any{"args": bad}},
-		step{"tool.execute.before", call, map[string]any{"args": plain}},
-	)
-	if res[0].Threw == nil || !strings.Contains(*res[0].Threw, "did not run") {
-		t.Errorf("with retval missing, a $expand: call ran: %v", res[0])
+	dir := t.TempDir()
+	silent := filepath.Join(dir, "silent")
+	if err := os.WriteFile(silent, []byte("#!/bin/sh\ncat >/dev/null\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if res[1].Threw != nil || mustJSON(t, res[1].Args) != mustJSON(t, plain) {
-		t.Errorf("with retval missing, a call without references: %v", res[1])
+	plain := map[string]any{"command": "echo $HOME", "schema": map[string]any{"$ref": "#/x"}}
+	for name, bin := range map[string]string{"missing": filepath.Join(dir, "no-retval"), "answering nothing": silent} {
+		res := runSteps(t, home, bin,
+			step{"tool.execute.before", call, map[string]any{"args": bad}},
+			step{"tool.execute.before", call, map[string]any{"args": plain}},
+		)
+		if res[0].Threw == nil || !strings.Contains(*res[0].Threw, "did not run") {
+			t.Errorf("retval %s: a $expand: call ran: %v", name, res[0])
+		}
+		if res[1].Threw != nil || mustJSON(t, res[1].Args) != mustJSON(t, plain) {
+			t.Errorf("retval %s: a call without references: %v", name, res[1])
+		}
 	}
 }
 
