@@ -7,7 +7,7 @@ set -euo pipefail
 
 cache=${HOME:?}/.cache/retval-ci
 # Keep in step with the pins of the tests under internal/e2e (claudecode,
-# opencode, codex, gemini, inspector, conformance).
+# opencode and Kilo, codex, gemini, inspector, conformance).
 packages=(
   @anthropic-ai/claude-code@2.1.328
   @modelcontextprotocol/server-filesystem@2026.8.31
@@ -28,6 +28,10 @@ packages_no_scripts=(
   # Gemini CLI's bundle is plain JavaScript; its scripts would only compile
   # optional native modules (a keychain, a pty) that it does without.
   @google/gemini-cli@0.61.0
+  # Kilo 7.7.9, an opencode fork that runs opencode's plugins: its
+  # linux-x64 binary. Kilo's launcher, @kilocode/cli, only picks the
+  # platform's binary package, so the tests run the binary itself.
+  @kilocode/cli-linux-x64@7.7.9
 )
 
 # quietly WHAT CMD ARGS... runs CMD with its output held back; if CMD

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/retval/retval/pkg/expand"
+	"github.com/retval/retval/pkg/retain"
 )
 
 func opencodeInputOf(t *testing.T, tool, call string, output any) string {
@@ -127,5 +130,141 @@ func TestOpencodePass(t *testing.T) {
 				t.Errorf("answered %q, said %q; want %q", ans.Output, said, c.want)
 			}
 		})
+	}
+}
+
+// opencodeEvent is the plugin's input for event in session "sess" (the
+// run storeOf fills): output is the hook's output object.
+func opencodeEvent(t *testing.T, event, tool string, input, output map[string]any) string {
+	t.Helper()
+	in := map[string]any{"tool": tool, "sessionID": "sess", "callID": "call_9"}
+	for k, v := range input {
+		in[k] = v
+	}
+	b, err := json.Marshal(map[string]any{"event": event, "input": in, "output": output})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+type opencodeBeforeOut struct {
+	Args    map[string]any `json:"args"`
+	Summary string         `json:"summary"`
+	Refused string         `json:"refused"`
+}
+
+// tool.execute.before: a string argument that begins with $expand:, and a
+// bare node object in any tool's arguments (opencode checks them against
+// the tool's schema only after the hook), are answered expanded with the
+// bytes and digest of each field, and the read log counts them.
+func TestOpencodeBeforeExpands(t *testing.T) {
+	o := storeOf(t)
+	args := map[string]any{"filePath": "/tmp/x.go",
+		"content": expand.Prefix + `{"$concat": ["// new\n", {"$ref": "v1", "lines": [2100, 2102]}]}`,
+		"other":   map[string]any{"$ref": "v1", "lines": []int{1, 2}},
+		"note":    "mentions $expand: later, untouched"}
+	ans, err := Opencode(strings.NewReader(opencodeEvent(t, "tool.execute.before", "write", nil, map[string]any{"args": args})), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a opencodeBeforeOut
+	if err := json.Unmarshal(ans.Output, &a); err != nil {
+		t.Fatalf("%v: %s", err, ans.Output)
+	}
+	want := "// new\n2100\n2101\n2102\n"
+	if a.Args["content"] != want || a.Args["other"] != "1\n2\n" || a.Args["filePath"] != "/tmp/x.go" || a.Args["note"] != args["note"] || a.Refused != "" {
+		t.Fatalf("answer %s", ans.Output)
+	}
+	if w := "[retval expanded /content: 22 bytes, sha256:" + sha(want) + "; /other: 4 bytes, sha256:" + sha("1\n2\n") + "]"; a.Summary != w {
+		t.Errorf("summary %q, want %q", a.Summary, w)
+	}
+	var refs []retain.Read
+	retain.Open(o.RunsDir).ScanReads("sess", func(r *retain.Read) {
+		if r.Op == retain.OpReference {
+			refs = append(refs, *r)
+		}
+	})
+	if len(refs) != 1 || refs[0].Via != "hook opencode" || refs[0].Tool != "write" || refs[0].Size != int64(len(want)+4) {
+		t.Errorf("read log %+v", refs)
+	}
+}
+
+// A reference that fails refuses the call, naming each failure; so does
+// a $expand: string that cannot be expanded at all (no store). Arguments
+// without references get no answer.
+func TestOpencodeBeforeRefuses(t *testing.T) {
+	o := storeOf(t)
+	bad := map[string]any{"filePath": "/tmp/x", "content": expand.Prefix + `{"$concat": ["a", {"$ref": "v1", "lines": [20000, 20001]}, {"$ref": "nope"}]}`}
+	ans, err := Opencode(strings.NewReader(opencodeEvent(t, "tool.execute.before", "write", nil, map[string]any{"args": bad})), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a opencodeBeforeOut
+	json.Unmarshal(ans.Output, &a)
+	for _, w := range []string{`at "/content/$concat/1"`, "(invalid_range)", `at "/content/$concat/2"`, "(unknown_reference)", "nothing ran"} {
+		if !strings.Contains(a.Refused, w) || a.Args != nil {
+			t.Errorf("refusal %q lacks %q", a.Refused, w)
+		}
+	}
+	ans, err = Opencode(strings.NewReader(opencodeEvent(t, "tool.execute.before", "write", nil, map[string]any{"args": bad})), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = opencodeBeforeOut{}
+	json.Unmarshal(ans.Output, &a)
+	if !strings.Contains(a.Refused, "no store") {
+		t.Errorf("without a store: %s", ans.Output)
+	}
+	for _, args := range []map[string]any{
+		{"command": "echo $HOME '$expand: not at the start'"},
+		{"schema": map[string]any{"$ref": "#/definitions/x"}},
+		{},
+	} {
+		ans, err := Opencode(strings.NewReader(opencodeEvent(t, "tool.execute.before", "bash", nil, map[string]any{"args": args})), o)
+		if err != nil || len(ans.Output) > 0 {
+			t.Errorf("%v: answered %s (%v)", args, ans.Output, err)
+		}
+	}
+}
+
+// tool.execute.after flags an argument that still begins with $expand:
+// (the call ran with the reference as written), beside the stub or alone;
+// the system event teaches the form.
+func TestOpencodeUnexpandedAndSystem(t *testing.T) {
+	o := storeOf(t)
+	args := map[string]any{"filePath": "/x", "content": expand.Prefix + `{"$ref":"v1"}`}
+	ans, err := Opencode(strings.NewReader(opencodeEvent(t, "tool.execute.after", "write", map[string]any{"args": args},
+		map[string]any{"output": "Wrote file successfully.", "metadata": map[string]any{}})), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		Output *string `json:"output"`
+		Note   string  `json:"note"`
+		System string  `json:"system"`
+	}
+	json.Unmarshal(ans.Output, &a)
+	if a.Output != nil || !strings.Contains(a.Note, `"/content" still beginning with $expand:`) {
+		t.Errorf("after: %s", ans.Output)
+	}
+	big := numbers(20000)
+	ans, err = Opencode(strings.NewReader(opencodeEvent(t, "", "bash", map[string]any{"args": map[string]any{"command": expand.Prefix + "{}"}},
+		map[string]any{"output": big, "metadata": map[string]any{}})), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Note = ""
+	json.Unmarshal(ans.Output, &a)
+	if a.Output == nil || !strings.HasPrefix(*a.Output, "[retained #call_9]") || !strings.Contains(a.Note, `"/command"`) {
+		t.Errorf("after, retained: %.300s", ans.Output)
+	}
+	ans, err = Opencode(strings.NewReader(`{"event":"system"}`), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(ans.Output, &a)
+	if a.System != expand.Instructions {
+		t.Errorf("system: %s", ans.Output)
 	}
 }

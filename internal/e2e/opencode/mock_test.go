@@ -109,15 +109,17 @@ func parseRequest(body []byte) (conversation, error) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return conversation{}, err
 	}
-	var c conversation
+	c := conversation{Body: string(body)}
 	for _, tl := range req.Tools {
 		c.Tools = append(c.Tools, tl.Function.Name)
 	}
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case "user":
-			// opencode run quotes the message it was given.
-			c.Prompt = strings.Trim(contentText(msg.Content), `"`)
+			// opencode run quotes the message it was given; Kilo adds
+			// an <environment_details> block after it.
+			text, _, _ := strings.Cut(contentText(msg.Content), "\n\n<environment_details>")
+			c.Prompt = strings.Trim(text, `"`)
 		case "tool":
 			c.Results = append(c.Results, toolResult{ID: msg.ToolCallID, Text: contentText(msg.Content)})
 		}

@@ -17,31 +17,28 @@ import (
 	"github.com/retval/retval/internal/e2e/e2etest"
 )
 
-// session is one fresh opencode environment (see e2etest.Session): its
-// global config directory holds opencode.json, the plugin when wanted, and
-// @opencode-ai/plugin already installed, so opencode fetches nothing.
+// session is one fresh environment of a client (see e2etest.Session):
+// its global config directory holds its configuration, the plugin when
+// wanted, and the plugin package already installed, so it fetches
+// nothing.
 type session struct {
 	*e2etest.Session
-	t        *testing.T
-	opencode string
-	config   string // $XDG_CONFIG_HOME/opencode
+	t      *testing.T
+	c      client
+	config string // $XDG_CONFIG_HOME/NAME
 }
 
-func newSession(t *testing.T, withPlugin bool) *session {
-	s := &session{Session: e2etest.NewSession(t, os.Getenv(envRetval)), t: t, opencode: os.Getenv(envOpencode)}
-	s.config = filepath.Join(s.Home, ".config", "opencode")
-	s.Extra = []string{
-		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_SHARE=1",
-		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_CLAUDE_CODE=1",
-		"OPENCODE_DISABLE_EXTERNAL_SKILLS=1", "OPENCODE_DISABLE_TERMINAL_TITLE=1",
-	}
+func newSession(t *testing.T, c client, withPlugin bool) *session {
+	s := &session{Session: e2etest.NewSession(t, os.Getenv(envRetval)), t: t, c: c}
+	s.config = filepath.Join(s.Home, ".config", c.name)
+	s.Extra = c.env
 	if err := os.MkdirAll(filepath.Join(s.config, "plugins"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// What opencode checks before it installs @opencode-ai/plugin into a
+	// What opencode checks before it installs its plugin package into a
 	// config directory: node_modules exists and the lock file's root
 	// lists every dependency of package.json.
-	deps := map[string]any{"dependencies": map[string]string{"@opencode-ai/plugin": "1.18.33"}}
+	deps := map[string]any{"dependencies": map[string]string{c.plugin: c.pluginVersion}}
 	s.writeJSON(filepath.Join(s.config, "package.json"), deps)
 	s.writeJSON(filepath.Join(s.config, "package-lock.json"), map[string]any{
 		"name": "opencode", "lockfileVersion": 3, "requires": true, "packages": map[string]any{"": deps}})
@@ -71,7 +68,7 @@ func (s *session) writeJSON(path string, v any) {
 	}
 }
 
-// configure writes opencode.json: the mock as the only provider and model,
+// configure writes the client's configuration: the mock as the only provider and model,
 // every permission granted, and the MCP servers given.
 func (s *session) configure(m *mockAPI, mcp map[string]any) {
 	cfg := map[string]any{
@@ -89,29 +86,35 @@ func (s *session) configure(m *mockAPI, mcp map[string]any) {
 	if mcp != nil {
 		cfg["mcp"] = mcp
 	}
-	s.writeJSON(filepath.Join(s.config, "opencode.json"), cfg)
+	for k, v := range s.c.config {
+		cfg[k] = v
+	}
+	s.writeJSON(filepath.Join(s.config, s.c.configFile), cfg)
 }
 
-// run runs opencode run PROMPT against the mock.
-func (s *session) run(m *mockAPI, prompt string) {
+// run runs `opencode run [FLAGS] PROMPT` (`kilo run`) against the mock.
+func (s *session) run(m *mockAPI, prompt string, flags ...string) {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	// Generous: a run takes seconds, and a minute or two on a loaded
+	// machine; this only stops a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.opencode, "run", "--print-logs", "--log-level", "WARN", prompt)
+	args := append(append([]string{"run", "--print-logs", "--log-level", "WARN"}, flags...), prompt)
+	cmd := exec.CommandContext(ctx, s.c.binary(), args...)
 	cmd.Dir = s.Proj
 	cmd.Env = s.Env()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
 	out, err := cmd.Output()
-	s.t.Logf("opencode run: %v, %d requests", time.Since(start).Round(10*time.Millisecond), len(m.Requests()))
+	s.t.Logf("%s run: %v, %d requests", s.c.name, time.Since(start).Round(10*time.Millisecond), len(m.Requests()))
 	// Inside the namespace nothing outside can be reached; a dependency
 	// opencode tried to fetch would show here.
 	if strings.Contains(stderr.String(), "install failed") {
-		s.t.Errorf("opencode tried to install something:\n%s", stderr.String())
+		s.t.Errorf("%s tried to install something:\n%s", s.c.name, stderr.String())
 	}
 	if err != nil {
-		s.t.Fatalf("opencode: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+		s.t.Fatalf("%s: %v\nstdout: %s\nstderr: %s", s.c.name, err, out, stderr.String())
 	}
 }
 
@@ -171,20 +174,20 @@ func checkStub(t *testing.T, s *session, m *mockAPI, got, id, value, peekID stri
 const seqLines = 15000
 
 // savedWait is a shell command that returns once a file of exactly size
-// bytes is in opencode's tool-output directory (at most 60 s: only a
-// hang is stopped).
+// bytes is in the client's tool-output directory,
+// $XDG_DATA_HOME/NAME/tool-output (at most 60 s: only a hang is stopped).
 func savedWait(size int) string {
-	return fmt.Sprintf(`d="$XDG_DATA_HOME/opencode/tool-output"; i=0; until [ -n "$(find "$d" -type f -size %dc 2>/dev/null)" ] || [ $i -ge 1200 ]; do sleep 0.05; i=$((i+1)); done`, size)
+	return fmt.Sprintf(`i=0; until [ -n "$(find "$XDG_DATA_HOME" -path '*/tool-output/*' -type f -size %dc 2>/dev/null)" ] || [ $i -ge 1200 ]; do sleep 0.05; i=$((i+1)); done`, size)
 }
 
-func scenarios(t *testing.T) {
+func scenarios(t *testing.T, c client) {
 	start := time.Now()
 	seq := string(e2etest.SeqOutput(seqLines))
 	text := e2etest.FileText(100 << 10)
 	var bashWith, bashWithout, mcpWith, mcpWithout int
 
 	t.Run("bash", func(t *testing.T) {
-		s := newSession(t, true)
+		s := newSession(t, c, true)
 		m := startMock(t, bashScript)
 		s.configure(m, nil)
 		s.run(m, fmt.Sprint("bash scenario ", seqLines))
@@ -201,7 +204,7 @@ func scenarios(t *testing.T) {
 	// threshold: the value is output.output itself.
 	medium := mediumOutput()
 	t.Run("bash within opencode's cut", func(t *testing.T) {
-		s := newSession(t, true)
+		s := newSession(t, c, true)
 		m := startMock(t, bashScript)
 		s.configure(m, nil)
 		s.run(m, "bash scenario medium")
@@ -214,7 +217,7 @@ func scenarios(t *testing.T) {
 	})
 
 	t.Run("bash without the plugin", func(t *testing.T) {
-		s := newSession(t, false)
+		s := newSession(t, c, false)
 		m := startMock(t, bashScript)
 		s.configure(m, nil)
 		s.run(m, fmt.Sprint("bash scenario ", seqLines))
@@ -229,7 +232,7 @@ func scenarios(t *testing.T) {
 	})
 
 	t.Run("mcp", func(t *testing.T) {
-		s := newSession(t, true)
+		s := newSession(t, c, true)
 		file := s.mcpFile(text)
 		m := startMock(t, mcpScript(file))
 		s.configure(m, s.mcpServers())
@@ -244,7 +247,7 @@ func scenarios(t *testing.T) {
 	})
 
 	t.Run("mcp without the plugin", func(t *testing.T) {
-		s := newSession(t, false)
+		s := newSession(t, c, false)
 		file := s.mcpFile(text)
 		m := startMock(t, mcpScript(file))
 		s.configure(m, s.mcpServers())
@@ -259,10 +262,10 @@ func scenarios(t *testing.T) {
 		}
 	})
 
-	structuredScenarios(t)
+	structuredScenarios(t, c)
 
-	t.Logf("bytes the model received: Bash seq 1 %d (%d bytes): %d with the plugin, %d without; MCP read_text_file of %d bytes: %d with the plugin, %d without",
-		seqLines, len(seq), bashWith, bashWithout, len(text), mcpWith, mcpWithout)
+	t.Logf("%s: bytes the model received: Bash seq 1 %d (%d bytes): %d with the plugin, %d without; MCP read_text_file of %d bytes: %d with the plugin, %d without",
+		c.name, seqLines, len(seq), bashWith, bashWithout, len(text), mcpWith, mcpWithout)
 	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))
 }
 

@@ -6,33 +6,50 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/retval/retval/internal/e2e/e2etest"
 )
 
-// hookHarness calls the plugin's tool.execute.after hook the way opencode
-// does, with the input and output objects read from the JSON files named
-// in argv, and
-// prints the output object after the hook as JSON (or "threw: ..." if
-// the hook threw).
+// hookHarness loads the plugin once and calls its hooks the way opencode
+// does, one step after another, each step {hook, input, output} read from
+// the JSON file named in argv; it prints, one line a step, the output
+// object after the hook and the arguments object the step began with (the
+// one opencode runs the tool with), or "threw: ..." if the hook threw.
 const hookHarness = `
 import fs from "node:fs"
 const plugin = await import(process.argv[2])
 const hooks = await plugin.RetvalPlugin({})
-const input = JSON.parse(fs.readFileSync(process.argv[3], "utf8"))
-const output = JSON.parse(fs.readFileSync(process.argv[4], "utf8"))
-try {
-  await hooks["tool.execute.after"](input, output)
-  process.stdout.write(JSON.stringify(output))
-} catch (err) {
-  process.stdout.write("threw: " + err)
+for (const step of JSON.parse(fs.readFileSync(process.argv[3], "utf8"))) {
+  const args = step.output?.args
+  try {
+    await hooks[step.hook](step.input, step.output)
+    process.stdout.write(JSON.stringify({ output: step.output, args }) + "\n")
+  } catch (err) {
+    process.stdout.write(JSON.stringify({ threw: String(err.message) }) + "\n")
+  }
 }
 `
 
-// callHook runs the plugin's hook under node with RETVAL_BIN=bin and
-// returns the output object after it.
-func callHook(t *testing.T, home, bin string, input, output any) map[string]any {
+// step is one call of a plugin hook.
+type step struct {
+	Hook   string `json:"hook"`
+	Input  any    `json:"input"`
+	Output any    `json:"output"`
+}
+
+// stepResult is what one step left: the output object and the arguments
+// object it began with, or what the hook threw.
+type stepResult struct {
+	Output map[string]any `json:"output"`
+	Args   map[string]any `json:"args"`
+	Threw  *string        `json:"threw"`
+}
+
+// runSteps runs steps against one instance of the plugin under node with
+// RETVAL_BIN=bin and HOME=home, and returns what each left.
+func runSteps(t *testing.T, home, bin string, steps ...step) []stepResult {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -55,23 +72,62 @@ func callHook(t *testing.T, home, bin string, input, output any) map[string]any 
 	if err := os.WriteFile(harness, []byte(hookHarness), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in, _ := json.Marshal(input)
-	out, _ := json.Marshal(output)
-	inFile, outFile := filepath.Join(dir, "input.json"), filepath.Join(dir, "output.json")
-	if os.WriteFile(inFile, in, 0o644) != nil || os.WriteFile(outFile, out, 0o644) != nil {
-		t.Fatal("cannot write the hook's arguments")
+	b, _ := json.Marshal(steps)
+	stepsFile := filepath.Join(dir, "steps.json")
+	if err := os.WriteFile(stepsFile, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	cmd := exec.Command(node, harness, js, inFile, outFile)
+	cmd := exec.Command(node, harness, js, stepsFile)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "RETVAL_BIN=" + bin}
-	b, err := cmd.Output()
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node: %v: %s", err, b)
+		t.Fatalf("node: %v: %s", err, out)
 	}
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatalf("the hook did not return normally: %s", b)
+	var res []stepResult
+	for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+		var r stepResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("the harness printed %.300q", out)
+		}
+		res = append(res, r)
 	}
-	return got
+	if len(res) != len(steps) {
+		t.Fatalf("%d steps ran of %d: %.300q", len(res), len(steps), out)
+	}
+	return res
+}
+
+// built is the retval under test, built once for the package's tests
+// (TestMain removes it).
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// builtRetval returns the retval under test, building it on first use.
+func builtRetval(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "retval-e2e-"); built.err == nil {
+			built.path = e2etest.BuildRetval(t, built.dir)
+		}
+	})
+	if built.err != nil || built.path == "" {
+		t.Fatalf("no retval built: %v", built.err)
+	}
+	return built.path
+}
+
+// callHook calls the plugin's tool.execute.after hook and returns the
+// output object after it; it fails the test if the hook threw.
+func callHook(t *testing.T, home, bin string, input, output any) map[string]any {
+	t.Helper()
+	r := runSteps(t, home, bin, step{"tool.execute.after", input, output})[0]
+	if r.Threw != nil {
+		t.Fatalf("the hook threw: %s", *r.Threw)
+	}
+	return r.Output
 }
 
 // The plugin never fails a tool call: whatever goes wrong with retval, the
@@ -133,7 +189,7 @@ func TestPluginLeavesOutputWhenRetvalFails(t *testing.T) {
 // (see integrations/opencode/README.md). The store is the hook's default.
 func TestPluginMCPBlocks(t *testing.T) {
 	home := t.TempDir()
-	retval := e2etest.BuildRetval(t, t.TempDir())
+	retval := builtRetval(t)
 	a, b := strings.Repeat("a\n", 15000), strings.Repeat("b\n", 15000)
 	image := map[string]any{"type": "image", "data": "AAAA", "mimeType": "image/png"}
 	input := map[string]any{"tool": "fs_read", "sessionID": "ses_x", "callID": "call_7", "args": map[string]any{}}

@@ -28,7 +28,11 @@ func TestMain(m *testing.M) {
 		serveStructured(os.Stdin, os.Stdout)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // structuredText is the report tool's text.
@@ -109,10 +113,10 @@ func structuredScript(c conversation) reply {
 // stub replaces all the model would see of the result and the structured
 // content is left as it is; were opencode to start showing it, the first
 // check fails and the plugin has to retain it as the MCP proxy does.
-func structuredScenarios(t *testing.T) {
+func structuredScenarios(t *testing.T, c client) {
 	text := structuredText()
 	t.Run("mcp structuredContent without the plugin", func(t *testing.T) {
-		s := newSession(t, false)
+		s := newSession(t, c, false)
 		m := startMock(t, structuredScript)
 		s.configure(m, s.structuredServer())
 		s.run(m, "structured scenario")
@@ -128,7 +132,7 @@ func structuredScenarios(t *testing.T) {
 		}
 	})
 	t.Run("mcp structuredContent", func(t *testing.T) {
-		s := newSession(t, true)
+		s := newSession(t, c, true)
 		m := startMock(t, structuredScript)
 		s.configure(m, s.structuredServer())
 		s.run(m, "structured scenario")
