@@ -237,8 +237,13 @@ func (b *Bucket) classify(op, key string, err error, cond Cond) error {
 			return &Error{Op: op, Key: key, Err: ErrChanged}
 		}
 	case http.StatusNotFound:
-		if code == "NoSuchBucket" {
+		switch {
+		case code == "NoSuchBucket":
 			return &Error{Op: op, Key: key, Err: fmt.Errorf("bucket %s does not exist (create it first)", b.loc.Bucket)}
+		case cond.IfMatch != "":
+			// If-Match on a key that is gone: S3 answers 404, and the
+			// object has changed since it was read as surely as with 412.
+			return &Error{Op: op, Key: key, Err: ErrChanged}
 		}
 		return &Error{Op: op, Key: key, Err: ErrNotFound}
 	}
@@ -363,11 +368,7 @@ func (b *Bucket) Delete(ctx context.Context, keys ...string) error {
 func (b *Bucket) DeleteIf(ctx context.Context, key, etag string) error {
 	cond := Cond{IfMatch: etag}
 	if err := b.api.DeleteObject(ctx, b.key(key), cond); err != nil {
-		err = b.classify("delete", key, err, cond)
-		if errors.Is(err, ErrNotFound) {
-			return &Error{Op: "delete", Key: key, Err: ErrChanged}
-		}
-		return err
+		return b.classify("delete", key, err, cond)
 	}
 	return nil
 }
