@@ -32,7 +32,9 @@ func TestMain(m *testing.M) {
 // a retval process reaches it.
 func eachBucket(t *testing.T, f func(t *testing.T, b *s3store.Bucket, raw s3store.API)) {
 	s3test.Each(t, func(t *testing.T, srv *s3test.Server) {
-		loc := func(t *testing.T) s3store.Location { return s3store.Location{Bucket: srv.NewBucket(t), Prefix: "fleet/a"} }
+		loc := func(t *testing.T) s3store.Location {
+			return s3store.Location{Bucket: srv.NewBucket(t), Prefix: "fleet/a"}
+		}
 		if !srv.IsFake() {
 			l := loc(t)
 			f(t, s3store.New(srv.API(l.Bucket), l), srv.API(l.Bucket))

@@ -84,4 +84,3 @@ func TestReadAtRefusesAnIgnoredRange(t *testing.T) {
 		t.Fatalf("ReadAt through a server that ignores Range = %d (%q), %v; want an error", n, p[:n], err)
 	}
 }
-
