@@ -214,6 +214,7 @@ func start(bin, root string) (*Server, error) {
 		return nil, err
 	}
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	dieWithParent(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		logf.Close()
 		return nil, err
