@@ -26,6 +26,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -439,6 +440,25 @@ func (b *Bucket) ListUploads(ctx context.Context, in s3store.ListUploadsInput) (
 		page.Uploads = append(page.Uploads, s3store.Upload{Key: u.key, ID: u.id})
 	}
 	return page, nil
+}
+
+// Clone returns a bucket holding what b holds now (objects and
+// unfinished uploads), with clock as its clock: a test sets a bucket up
+// once and runs each case on a copy.
+func (b *Bucket) Clone(clock func() time.Time) *Bucket {
+	c := NewBucket(clock)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c.MinPartSize, c.nextID = b.MinPartSize, b.nextID
+	for k, o := range b.objects {
+		c.objects[k] = o // never changed once stored: shared
+	}
+	for id, u := range b.uploads {
+		cu := *u
+		cu.parts = maps.Clone(u.parts)
+		c.uploads[id] = &cu
+	}
+	return c
 }
 
 // Keys are the bucket's keys, in order: what a test looks at.

@@ -93,9 +93,9 @@ const (
 	// bucket: nothing happened, and the caller sees a connection error.
 	KindReset
 	// KindTruncate answers a GET with a body cut half-way, ending in
-	// io.ErrUnexpectedEOF as Go's HTTP client reports a body shorter than
-	// its Content-Length. A GET of nothing, or a call that is not a GET,
-	// is not touched.
+	// io.ErrUnexpectedEOF, unwrapped, as Go's HTTP client reports a body
+	// shorter than its Content-Length. A GET of nothing, or a call that
+	// is not a GET, is not touched.
 	KindTruncate
 	// KindHook runs the fault's Before before the call is sent and After
 	// once it is answered: a test's own look at the calls.
@@ -115,8 +115,10 @@ func (k Kind) String() string {
 // Fault is what a rule does to a call it selects.
 type Fault struct {
 	Kind Kind
-	// Gate: KindDelay sends the call once Gate is closed.
+	// Gate: KindDelay sends the call once Gate is closed; Held, when set,
+	// is told of the call first, once it is held.
 	Gate <-chan struct{}
+	Held func(Call)
 	// Status and Code: KindFail's answer.
 	Status int
 	Code   string
@@ -183,14 +185,41 @@ type Faults struct {
 	api s3store.API
 
 	mu       sync.Mutex
+	idle     sync.Cond // signalled when inFlight drops to 0
 	rules    []*rule
 	seq      int
 	calls    []Call
 	injected [numKinds]int
+	inFlight int
 }
 
 // Wrap returns api with no rules yet: every call passes, and is recorded.
-func Wrap(api s3store.API) *Faults { return &Faults{api: api} }
+func Wrap(api s3store.API) *Faults {
+	f := &Faults{api: api}
+	f.idle.L = &f.mu
+	return f
+}
+
+// Wait returns once no call is in flight through the wrapper (one may
+// start right after): what a test waits for before it looks, when the
+// code under test may still have calls going on goroutines of its own
+// (reads fetched ahead).
+func (f *Faults) Wait() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.inFlight > 0 {
+		f.idle.Wait()
+	}
+}
+
+// done marks a call that decide let in as over.
+func (f *Faults) done() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inFlight--; f.inFlight == 0 {
+		f.idle.Broadcast()
+	}
+}
 
 var _ s3store.API = (*Faults)(nil)
 
@@ -258,6 +287,7 @@ func (f *Faults) decide(c *Call) (Fault, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
+	f.inFlight++
 	c.Seq = f.seq
 	f.calls = append(f.calls, *c)
 	for _, r := range f.rules {
@@ -286,7 +316,8 @@ func errConnReset() error {
 }
 
 // ErrInjected is wrapped by every error a fault made up (not one the
-// wrapped API answered): a test can tell them apart.
+// wrapped API answered), but a cut body's, which is io.ErrUnexpectedEOF
+// as a real client's is: a test can tell them apart.
 var ErrInjected = errors.New("injected fault")
 
 type injectedErr struct {
@@ -296,7 +327,7 @@ type injectedErr struct {
 }
 
 func (e *injectedErr) Error() string {
-	return fmt.Sprintf("%v (%s of %s)", e.err, e.kind, e.call)
+	return fmt.Sprintf("%v (injected %s of %s)", e.err, e.kind, e.call)
 }
 
 func (e *injectedErr) Unwrap() []error { return []error{e.err, ErrInjected} }
@@ -305,6 +336,7 @@ func (e *injectedErr) Unwrap() []error { return []error{e.err, ErrInjected} }
 // and reports its error.
 func (f *Faults) do(ctx context.Context, c Call, send func() error) error {
 	fault, ok := f.decide(&c)
+	defer f.done()
 	if !ok {
 		return send()
 	}
@@ -315,6 +347,9 @@ func (f *Faults) do(ctx context.Context, c Call, send func() error) error {
 func apply(ctx context.Context, c Call, fault Fault, send func() error) error {
 	switch fault.Kind {
 	case KindDelay:
+		if fault.Held != nil {
+			fault.Held(c)
+		}
 		select {
 		case <-fault.Gate:
 		case <-ctx.Done():
@@ -357,6 +392,7 @@ func (f *Faults) PutObject(ctx context.Context, key string, body []byte, cond s3
 func (f *Faults) GetObject(ctx context.Context, key string, rng *s3store.Range) (*s3store.GetOutput, error) {
 	c := Call{Op: OpGet, Key: key, Range: rng}
 	fault, ok := f.decide(&c)
+	defer f.done()
 	if ok && fault.Kind == KindTruncate {
 		out, err := f.api.GetObject(ctx, key, rng)
 		if err != nil || out.Size == 0 {
@@ -399,7 +435,9 @@ type truncated struct {
 
 func (t *truncated) Read(p []byte) (int, error) {
 	if t.left <= 0 {
-		return 0, fmt.Errorf("the body was cut: %w (%w)", io.ErrUnexpectedEOF, ErrInjected)
+		// Exactly what net/http's client returns for a body shorter
+		// than its Content-Length.
+		return 0, io.ErrUnexpectedEOF
 	}
 	if int64(len(p)) > t.left {
 		p = p[:t.left]

@@ -30,8 +30,9 @@ func TestMain(m *testing.M) {
 type recorder struct {
 	mu   sync.Mutex
 	reqs []string // "METHOD /BUCKET/KEY"
-	// fail, when it returns true for a request, fails it before it is
-	// sent (a connection reset).
+	// fail, when it returns true for a request, fails it before it
+	// reaches the bucket: the server refuses it (503 SlowDown), so the
+	// caller knows nothing was made.
 	fail func(method, key string) bool
 	// after runs once a request has been answered (status 200, or the
 	// error's; 0 for a connection's error).
@@ -85,7 +86,7 @@ func (r *recorder) wrap(api s3store.API, bucket string) s3store.API {
 		fail := r.fail
 		r.mu.Unlock()
 		return fail != nil && fail(req.Method, req.Path)
-	}, s3fake.Reset())
+	}, s3fake.SlowDown())
 	f.On(nil, s3fake.Hook(func(c s3fake.Call) {
 		if r.before != nil {
 			r.before(asRequest(bucket, c))

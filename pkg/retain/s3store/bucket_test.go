@@ -521,3 +521,28 @@ func TestLeaseTakenOverUnderTheSameName(t *testing.T) {
 		}
 	})
 }
+
+// A ranged GET whose body is cut off (the connection dropped half-way) is
+// an error, never io.EOF: the object does not end there, and a reader
+// taking the short read for its end would see a shorter object.
+func TestReadAtCutBodyIsAnError(t *testing.T) {
+	eachBucket(t, func(t *testing.T, b *s3store.Bucket, raw s3store.API) {
+		c := ctx(t)
+		data := bytes.Repeat([]byte("0123456789"), 1000)
+		if _, err := b.Put(c, "v.txt", data); err != nil {
+			t.Fatal(err)
+		}
+		f := s3fake.Wrap(b.API())
+		f.Add(s3fake.Rule{Times: 1, Fault: s3fake.Truncate()})
+		cut := s3store.New(f, b.Location())
+		p := make([]byte, 4000)
+		n, err := cut.ReadAt(c, "v.txt", p, 1000)
+		if err == nil || err == io.EOF || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("ReadAt of a cut body = %d, %v; want an error that says the body was cut", n, err)
+		}
+		// The end of the object is still io.EOF.
+		if n, err := cut.ReadAt(c, "v.txt", p, 8000); n != 2000 || err != io.EOF || !bytes.Equal(p[:n], data[8000:]) {
+			t.Fatalf("ReadAt over the end = %d, %v; want 2000, EOF", n, err)
+		}
+	})
+}

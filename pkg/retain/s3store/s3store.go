@@ -299,14 +299,25 @@ func (b *Bucket) ReadAt(ctx context.Context, key string, p []byte, off int64) (i
 	defer out.Body.Close()
 	// A server that ignored the range would send the object from its
 	// first byte: those are not the bytes asked for.
-	if cr := out.ContentRange; !strings.HasPrefix(cr, fmt.Sprintf("bytes %d-", off)) {
-		return 0, &Error{Op: "get", Key: key, Err: fmt.Errorf("asked for %s, the server answered Content-Range %q", rng.Header(), cr)}
+	var first, last, total int64
+	if _, err := fmt.Sscanf(out.ContentRange, "bytes %d-%d/%d", &first, &last, &total); err != nil || first != off || last < first || last-first >= int64(len(p)) || last >= total {
+		return 0, &Error{Op: "get", Key: key, Err: fmt.Errorf("asked for %s, the server answered Content-Range %q", rng.Header(), out.ContentRange)}
 	}
-	n, err := io.ReadFull(out.Body, p)
-	if err == io.ErrUnexpectedEOF {
-		err = io.EOF
+	// The bytes the answer holds, read whole: a body that ends before
+	// them was cut off (io.ErrUnexpectedEOF), which is not the object's
+	// end.
+	n, err := io.ReadFull(out.Body, p[:last-first+1])
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return n, &Error{Op: "get", Key: key, Err: fmt.Errorf("the answer to %s ended after %d of its %d bytes: %w", rng.Header(), n, last-first+1, io.ErrUnexpectedEOF)}
+	case err != nil:
+		return n, &Error{Op: "get", Key: key, Err: err}
+	case n < len(p) && last+1 != total:
+		return n, &Error{Op: "get", Key: key, Err: fmt.Errorf("asked for %s, the server answered Content-Range %q", rng.Header(), out.ContentRange)}
+	case n < len(p):
+		return n, io.EOF // the object ends within the range
 	}
-	return n, err
+	return n, nil
 }
 
 // Stat says what the object at key is (ErrNotFound if none).
