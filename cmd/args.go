@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -92,4 +93,52 @@ func badFlagSyntax(a string) bool {
 func afterTerminator(raw, rest []string) bool {
 	i := len(raw) - len(rest) - 1
 	return i >= 1 && raw[i] == "--" && slices.Equal(raw[i+1:], rest)
+}
+
+// argvCommands take the words after their first positional argument as a
+// command line of their own ("retval exec ls --help" asks ls for its
+// help), so only the flag library reads their flags.
+var argvCommands = map[string]bool{"exec": true}
+
+// helpAsked reports whether --help or -h stands among the flags
+// interspersed would read after c's positional arguments ("retval mcp
+// proxy --help"), where the flag library, which stops at the first
+// positional argument, does not see it. A flag's value is skipped, so
+// "peek ID --query --help" searches for "--help".
+func helpAsked(c *cli.Command) bool {
+	if argvCommands[c.Name] {
+		return false
+	}
+	rest := argsOf(c)
+	if afterTerminator(envOf(c).args, rest) {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			return false
+		}
+		if !isFlag(a) || badFlagSyntax(a) {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "help" || name == "h" {
+			if !hasValue {
+				return true
+			}
+			if on, err := strconv.ParseBool(value); err == nil && on {
+				return true
+			}
+			continue
+		}
+		f := commandFlagOf(c, name)
+		if f == nil || hasValue || !takesValue(f) {
+			continue
+		}
+		if name == "outline" && (i+1 == len(rest) || !isPointerArg(rest[i+1])) {
+			continue
+		}
+		i++ // the flag's value
+	}
+	return false
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -441,5 +442,42 @@ func TestExampleCommands(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestReadmeLinks: every link of README.md names a file that exists, and
+// each list item of README's "More" names a different document (it once
+// listed docs/RELIABILITY.md twice). The README opens with the two
+// commands a fresh machine runs: the demo and .ci/run.
+func TestReadmeLinks(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	link := regexp.MustCompile(`\]\(([^)#]+)(#[^)]*)?\)`)
+	listed := map[string]int{}
+	for _, line := range strings.Split(readme, "\n") {
+		for _, m := range link.FindAllStringSubmatch(line, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join("..", target)); err != nil {
+				t.Errorf("README links %s: %v", target, err)
+			}
+			if strings.HasPrefix(line, "- [") && strings.HasPrefix(line[3:], target+"]") {
+				listed[target]++
+			}
+		}
+	}
+	for target, n := range listed {
+		if n > 1 {
+			t.Errorf("README's list names %s %d times", target, n)
+		}
+	}
+	first := strings.Index(readme, "```sh\n")
+	if first < 0 || !strings.HasPrefix(readme[first+6:], "./scripts/demo") || !strings.Contains(readme[first:first+400], "\n.ci/run") {
+		t.Errorf("README's first code block is not the demo and .ci/run")
 	}
 }

@@ -36,8 +36,12 @@ them; --stderr separate retains stderr as a value of its own, call id
 "<call>.stderr", printing its stub (or itself) on stderr; the stdout
 stub names it (", stderr #ID"). The output goes
 into the store as it comes, so memory stays bounded whatever the command
-prints. An output that passes --max-value-size stops the command there
-(its process group is killed) and the value is the first bytes, the stub
+prints. A run at its caps or an output past the max value size never
+stops the command: it runs to its end and the model is shown a preview
+marked "[not retained: …]" naming the limit. Only --timeout, and a
+--max-value-size given by the caller (flag, variable or config file, not
+the default), stop it: an output past that stops the command there (its
+process group is killed) and the value is the first bytes, the stub
 saying "partial: stopped at max-value-size". With --tail SIZE, only the
 last SIZE bytes are kept, as a test runner keeps them: the command runs
 on, and the value is partial with the exact count of bytes discarded.
@@ -47,8 +51,11 @@ on, and the value is partial with the exact count of bytes discarded.
 (what it started, too) and keeps what it printed. The run ends when the
 command itself exits: what it left running is not waited for. SIGINT,
 SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to retval are forwarded
-to the group, and the output so far is kept. On a terminal, the command is
-given it (it reads it, ^C reaches it) and retval takes it back after.
+to the group, and the output so far is kept. Once the command has exited,
+the first signal is let be and its output is still kept and shown; a
+second ends retval. A killed retval takes the command with it (Linux). On
+a terminal, the command is given it (it reads it, ^C reaches it) and
+retval takes it back after.
 
 Without --call, a short call id unused in the run is picked ("x7kq2m")
 and shown in the stub, so the one reading it need not invent ids. Without
@@ -99,7 +106,10 @@ func runExec(c *cli.Command, e *env) error {
 		return usageErr("no command given: put it after --, as in retval exec --run R -- go test ./...")
 	}
 	o := execute.Options{Args: argv, Stdin: e.stdin, Out: e.stdout, ErrOut: e.stderr, Off: r.Off,
-		Stderr: execute.StderrMode(c.String("stderr"))}
+		Stderr: execute.StderrMode(c.String("stderr")),
+		// Only a max-value-size the caller chose stops the command: a
+		// build must not be killed by a default, nor by a full run.
+		StopAtMaxValueSize: r.Values["max-value-size"].Source != config.FromDefault}
 	if c.IsSet("timeout") {
 		if o.Timeout, err = config.ParseDuration(c.String("timeout")); err != nil {
 			return usageErr("--timeout: %v", err)
@@ -132,7 +142,7 @@ func runExec(c *cli.Command, e *env) error {
 			readMore = retain.ReadMoreShell
 		}
 		o.Retain = retain.RetainOptions{Run: run, Call: c.String("call"), Meta: retain.Meta{Tool: tool},
-			Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: readMore}
+			Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: readMore, ShowLater: true}
 	}
 	var jw *verbatimJSON
 	if r.JSON && !r.Off {
@@ -143,12 +153,15 @@ func runExec(c *cli.Command, e *env) error {
 	signal.Notify(sigs, execute.Forwarded...)
 	defer signal.Stop(sigs)
 	o.Signals = sigs
-	// Once the command has exited, a signal ends retval as it would any
-	// process: nothing is left to forward it to, and a retval blocked
-	// writing to a reader that stopped reading must still be stoppable.
-	// A value being retained is then left unfinished: debris gc removes,
-	// never a stub.
-	o.Exited = func() { signal.Stop(sigs) }
+	// Once the command has exited, what it printed is committed and shown
+	// whatever signal comes (a harness's deadline, a ^C a moment after a
+	// long build finished), and retval exits with the command's status;
+	// a second signal ends retval as it ends any process — one blocked
+	// writing to a reader that stopped reading included.
+	o.Exited = func() {
+		go endOnSecondSignal(sigs, e.stderr)
+		execExited()
+	}
 	// A closed stdout must not end retval by SIGPIPE, leaving the command
 	// without its reader: writing then fails, and that is said. Caught,
 	// not ignored, so that the command does not inherit it ignored.
@@ -156,7 +169,8 @@ func runExec(c *cli.Command, e *env) error {
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
-	res, err := execute.Run(logStore(dir, e, "exec"), o)
+	store := logStore(dir, e, "exec")
+	res, err := execute.Run(store, o)
 	if res == nil {
 		return err // the command did not run
 	}
@@ -171,10 +185,36 @@ func runExec(c *cli.Command, e *env) error {
 	if werr := writeExec(e, r.JSON, jw, res); werr != nil {
 		return werr
 	}
+	// The stubs reached their readers: the read log counts them shown.
+	stdoutOpts, stderrOpts := o.Retain, o.Retain
+	stdoutOpts.Call, stderrOpts.Call = res.Call, res.Call+execute.StderrSuffix
+	store.LogShown(stdoutOpts, res.Stdout)
+	store.LogShown(stderrOpts, res.Stderr)
 	if res.Status != 0 {
 		return execStatus(res.Status)
 	}
 	return nil
+}
+
+// execExited is called once the command has exited, before its output
+// is committed: a test seam (the tests pause there to send signals).
+var execExited = func() {}
+
+// endOnSecondSignal takes the signals sent to retval once the command has
+// exited. The first is let be: the command's output is still committed
+// and shown, which takes a bounded time (what the pipes hold, one
+// commit); what happens is said on stderr. The second ends retval by that
+// signal, as it would end any process: a value being retained then is
+// left unfinished — debris gc removes, never a stub.
+func endOnSecondSignal(sigs chan os.Signal, stderr io.Writer) {
+	first := <-sigs
+	fmt.Fprintf(stderr, "retval: exec: %v: the command has exited; keeping what it printed (signal again to stop now)\n", first)
+	second := <-sigs
+	signal.Stop(sigs)
+	if s, ok := second.(syscall.Signal); ok {
+		signal.Reset(s)
+		syscall.Kill(os.Getpid(), s)
+	}
 }
 
 // writeExec shows what became of the output: the stub (stdout's on

@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,5 +29,52 @@ func TestExecWriteError(t *testing.T) {
 		if code != 1 || (!json && !strings.Contains(stderr.String(), "no space left on device (io)")) {
 			t.Errorf("json %v: exit %d, stderr %q", json, code, stderr.String())
 		}
+	}
+}
+
+// A stub that could not be written never reached the model: stats must
+// not count it as shown (it overstated what was kept out of context).
+// Written to a working stdout, the same stub is counted: the test can
+// fail.
+func TestStubNotWrittenNotCounted(t *testing.T) {
+	big := strings.Repeat("a line of output\n", 3000)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"exec", []string{"exec", "--", "sh", "-c", "yes 'a line of output' | head -n 3000"}},
+		{"retain", []string{"retain", "--call", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, written := range []bool{false, true} {
+				runs := t.TempDir()
+				args := append([]string{"retval", "--runs-dir", runs, "--run", "r"}, tc.args...)
+				var out io.Writer = fullWriter{}
+				if written {
+					out = io.Discard
+				}
+				var stderr bytes.Buffer
+				code := Main(args, strings.NewReader(big), out, &stderr)
+				if (code == 0) != written {
+					t.Fatalf("written %v: exit %d, stderr %q", written, code, stderr.String())
+				}
+				code, stats, errs := run(t, "", "stats", "--runs-dir", runs, "--run", "r", "--json")
+				if code != 0 {
+					t.Fatalf("stats: exit %d: %s", code, errs)
+				}
+				var s struct {
+					Total struct {
+						Values    int   `json:"values"`
+						StubBytes int64 `json:"stub_bytes"`
+					} `json:"total"`
+				}
+				if err := json.Unmarshal([]byte(stats), &s); err != nil {
+					t.Fatal(err)
+				}
+				if shown := s.Total.Values > 0 || s.Total.StubBytes > 0; shown != written {
+					t.Errorf("stub written %v, counted as shown %v (%+v)", written, shown, s.Total)
+				}
+			}
+		})
 	}
 }

@@ -1,14 +1,20 @@
 package cmd
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // selfRetval is this test binary under the name retval, which runs Main
@@ -107,44 +113,220 @@ func TestExecForwardsQuit(t *testing.T) {
 	}
 }
 
-// Once the command has exited, a signal ends retval as it would any
-// process: one blocked writing the command's output to a reader that
-// stopped reading (but holds the pipe open) is not kept for ever by
-// catching every signal that comes. The first SIGTERM goes to the
-// command; signals are sent until retval is gone.
-func TestExecStoppableOnceTheCommandExited(t *testing.T) {
+// execSeamEnv is the variable that asks a retval started by a test to
+// pause once its command has exited (installTestSeams): NOTIFY[:RELEASE],
+// two FIFOs. retval writes a line to NOTIFY; with RELEASE it then waits
+// until the test opens RELEASE and closes it, before it commits.
+const execSeamEnv = "RETVAL_TEST_EXEC_EXITED"
+
+// installTestSeams, in a retval the tests start (this binary under the
+// name retval), sets the seams the environment asks for.
+func installTestSeams() {
+	v := os.Getenv(execSeamEnv)
+	if v == "" {
+		return
+	}
+	notify, release, _ := strings.Cut(v, ":")
+	execExited = func() {
+		if f, err := os.OpenFile(notify, os.O_WRONLY, 0); err == nil {
+			f.WriteString("exited\n")
+			f.Close()
+		}
+		if release != "" {
+			if f, err := os.Open(release); err == nil {
+				io.Copy(io.Discard, f)
+				f.Close()
+			}
+		}
+	}
+}
+
+// awaitLine reads r until a line containing want, failing the test if r
+// ends first or nothing comes for a minute (a hang). What was read is
+// returned, the rest of r is drained in the background.
+func awaitLine(t *testing.T, r io.Reader, want string) string {
+	t.Helper()
+	found := make(chan string, 1)
+	var seen strings.Builder
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			seen.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), want) {
+				found <- sc.Text()
+				io.Copy(io.Discard, r)
+				return
+			}
+		}
+		close(found)
+	}()
+	select {
+	case line, ok := <-found:
+		if !ok {
+			t.Fatalf("no line with %q before the end", want)
+		}
+		return line
+	case <-time.After(time.Minute):
+		t.Fatalf("no line with %q within a minute", want)
+		return ""
+	}
+}
+
+// readFIFO opens a FIFO for reading and reads its first line: it waits
+// for the writer, which is the event a test waits for.
+func readFIFO(t *testing.T, path string) string {
+	t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer f.Close()
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		got <- line
+	}()
+	select {
+	case line := <-got:
+		return line
+	case <-time.After(time.Minute):
+		t.Fatalf("nothing written to %s within a minute", path)
+		return ""
+	}
+}
+
+// awaitFullPipe waits until the pipe r reads from holds all it can.
+func awaitFullPipe(t *testing.T, r *os.File) {
+	t.Helper()
+	size, err := unix.FcntlInt(r.Fd(), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := time.Now().Add(time.Minute)
+	for {
+		n, err := unix.IoctlGetInt(int(r.Fd()), unix.TIOCINQ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n >= size {
+			return
+		}
+		if time.Now().After(guard) {
+			t.Fatalf("the pipe holds %d of %d bytes after a minute", n, size)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A signal that comes once the command has exited, before its output is
+// committed (a harness's own deadline, a ^C a moment after a long build
+// finished), does not lose the output: retval commits it, prints the stub
+// and exits with the command's status. Before, it died by the signal with
+// the output left as debris (exit 143).
+func TestExecSignalAfterTheCommandExited(t *testing.T) {
+	notify, release := mkfifo(t), mkfifo(t)
+	runs := t.TempDir()
+	c := exec.Command(selfRetval(t), "exec", "--runs-dir", runs, "--run", "r", "--call", "c",
+		"--max-run-bytes", "0", "--max-value-size", "0", "--", "seq", "1", "300000")
+	c.Env = append(os.Environ(), execSeamEnv+"="+notify+":"+release)
+	var stdout strings.Builder
+	c.Stdout = &stdout
+	stderr, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	readFIFO(t, notify) // the command has exited; nothing is committed yet
+	c.Process.Signal(syscall.SIGTERM)
+	awaitLine(t, stderr, "the command has exited; keeping what it printed")
+	f, err := os.OpenFile(release, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := waitGuarded(t, c); err != nil {
+		t.Fatalf("retval: %v, want exit 0 (the command's status)", err)
+	}
+	if !strings.HasPrefix(stdout.String(), "[retained #c] 1988895 bytes, 300000 lines") {
+		t.Fatalf("stdout %.200q", stdout.String())
+	}
+	code, out, errs := run(t, "", "verify", "--runs-dir", runs, "--run", "r")
+	if code != 0 {
+		t.Fatalf("verify: exit %d: %s%s", code, out, errs)
+	}
+}
+
+// A second signal once the command has exited ends retval by that signal,
+// as it ends any process: one blocked writing the output to a reader that
+// stopped reading (but holds the pipe open) is not kept for ever. Each
+// signal is sent once the event before it has happened.
+func TestExecSecondSignalAfterExitStops(t *testing.T) {
+	notify := mkfifo(t)
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close() // open, never read
 	c := exec.Command(selfRetval(t), "exec", "--off", "--", "yes")
+	c.Env = append(os.Environ(), execSeamEnv+"="+notify)
 	c.Stdout = w
+	stderr, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	guard := time.After(60 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) {
-				t.Fatalf("retval: %v, want it ended by SIGTERM", err)
-			}
-			if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-				t.Fatalf("retval: %v, want it ended by SIGTERM", err)
-			}
-			return
-		case <-tick.C:
-			c.Process.Signal(syscall.SIGTERM)
-		case <-guard:
-			c.Process.Kill()
-			t.Fatal("retval still runs after a minute of SIGTERMs")
-		}
+	// Once retval's stdout is full, retval is blocked writing to it, and
+	// stays blocked whatever becomes of the command.
+	awaitFullPipe(t, r)
+	c.Process.Signal(syscall.SIGTERM) // forwarded: yes ends
+	readFIFO(t, notify)
+	c.Process.Signal(syscall.SIGTERM) // the first after the exit: let be
+	awaitLine(t, stderr, "signal again to stop now")
+	c.Process.Signal(syscall.SIGTERM)
+	err = waitGuarded(t, c)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("retval: %v, want it ended by SIGTERM", err)
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Fatalf("retval: %v, want it ended by SIGTERM; stderr %q", err, ee.Stderr)
+	}
+}
+
+// SIGKILL of retval (which it cannot catch to pass on) does not orphan
+// the command: the kernel ends it (Pdeathsig) instead of leaving it to
+// run with its output going nowhere.
+func TestExecKilledRetvalTakesTheCommand(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a parent-death signal is Linux's")
+	}
+	pidFile := mkfifo(t)
+	c := exec.Command(selfRetval(t), "exec", "--off", "--", "sh", "-c", `echo $$ >"$0"; exec sleep 1000`, pidFile)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(readFIFO(t, pidFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatalf("pidfd_open %d: %v", pid, err)
+	}
+	defer unix.Close(fd)
+	c.Process.Kill()
+	c.Wait()
+	// The pidfd becomes readable when the command exits.
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 30_000)
+	if err != nil || n == 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the command (pid %d) still runs 30 s after retval was killed (poll: %d, %v)", pid, n, err)
 	}
 }

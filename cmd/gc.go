@@ -40,7 +40,9 @@ followed, and a link found in a run or in the trash is removed as itself. A
 symlink in place of .retval or .retval/gc.lock stops gc (exit 1); one in
 place of .retval/trash or .retval/tombstones is reported as a failure (exit
 1) while gc collects what it safely can. A runs-dir that does not exist yet
-is an empty store: "nothing to collect", exit 0.
+is an empty store: "nothing to collect", exit 0. A runs-dir gc cannot write
+(a read-only mount or snapshot) is an error with the code read_only, exit 1;
+--dry-run still shows the plan there.
 
 Prints a one-line summary (and the runs it skipped); --verbose lists every
 action, --dry-run lists the plan and changes nothing. A progress bar is
@@ -53,8 +55,8 @@ Example:
    # crontab: 17 3 * * * retval gc --runs-dir /var/lib/agent/runs --max-age 14d
 
 Exit status: 0 done (skipped busy runs included, and no runs-dir yet), 1
-another gc is running, an action failed or gc refused part of the store, 2
-usage.`,
+another gc is running, an action failed, gc refused part of the store, or
+the store cannot be written (read_only), 2 usage.`,
 		Flags: append(globalFlags("grace", "max-age", "max-bytes", "keep-runs"),
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan, change nothing"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every action, not only the summary"},

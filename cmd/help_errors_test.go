@@ -85,7 +85,9 @@ func TestErrorShapes(t *testing.T) {
 		// An unknown run: where to look.
 		{[]string{"peek", "--run", "r2", "c1"}, 3, "retval: peek: no run \"r2\" in " + "$RUNS" + " (unknown_reference)\nhint: retval catalogue --all lists the runs; retval catalogue --run R lists a run's values\n"},
 		// An unknown value's message already names its catalogue: no repeat.
-		{[]string{"peek", "--run", "r1", "c2"}, 3, "retval: peek: no value \"c2\" in run \"r1\"; did you mean \"c1\"? (list them with: retval catalogue --run r1) (unknown_reference)\n"},
+		{[]string{"peek", "--run", "r1", "cl"}, 3, "retval: peek: no value \"cl\" in run \"r1\"; did you mean \"c1\"? (list them with: retval catalogue --run r1) (unknown_reference)\n"},
+		// Another number is another call, never a misspelling.
+		{[]string{"peek", "--run", "r1", "c2"}, 3, "retval: peek: no value \"c2\" in run \"r1\" (list them with: retval catalogue --run r1) (unknown_reference)\n"},
 		{[]string{"resolve", "--run", "r1", "C1"}, 3, "retval: resolve: no value \"C1\" in run \"r1\"; did you mean \"c1\"? (list them with: retval catalogue --run r1) (unknown_reference)\n"},
 		{[]string{"peek", "--run", "r1", "nothing-like-it"}, 3, "retval: peek: no value \"nothing-like-it\" in run \"r1\" (list them with: retval catalogue --run r1) (unknown_reference)\n"},
 	} {

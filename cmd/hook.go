@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/retval/retval/pkg/hook"
 	"github.com/urfave/cli/v3"
@@ -17,10 +18,14 @@ func init() { register("hook", hookCommand) }
 func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "hook",
-		Usage: "answer an agent harness's tool-output hook, or install it: claude-code",
+		Usage: "answer an agent's tool hook, or install it: claude-code, codex, opencode",
 		UsageText: `retval hook claude-code
 retval hook claude-code install (--project DIR | --user) [--dry-run]
-retval hook claude-code uninstall (--project DIR | --user) [--dry-run]`,
+retval hook claude-code uninstall (--project DIR | --user) [--dry-run]
+retval hook codex [--expand-shell] [--wrap-shell]
+retval hook codex install (--project DIR | --user) [--expand-shell] [--wrap-shell] [--dry-run]
+retval hook codex uninstall (--project DIR | --user) [--dry-run]
+retval hook opencode`,
 		Description: `retval hook claude-code reads one Claude Code PostToolUse hook input on
 stdin. A Bash or MCP result over the threshold is retained in the run named
 by the session id (the call is the tool_use_id) and the hook answers with
@@ -33,15 +38,43 @@ Code shows its own output. The store is runs_dir from the config file
 (~/.config/retval/config.toml) or RETVAL_RUNS_DIR, by default
 $XDG_STATE_HOME/retval/runs (~/.local/state/retval/runs).
 
+It answers PreToolUse too: a string argument of Write, Edit, MultiEdit,
+NotebookEdit, Bash or an MCP tool that begins with $expand: followed by an
+expand node ({"$ref": …}, {"$concat": […]}, {"$literal": "…"}; an MCP
+tool's bare node objects too) is replaced by the text it stands for
+(updatedInput), with no permission decision, so Claude Code's own rules
+judge the expanded call; the model is told the bytes and SHA-256 of each
+expanded field. A reference that does not resolve denies the call, naming
+each failure. At SessionStart it tells the model the form once.
+
 install adds the hook to DIR/.claude/settings.json (--project) or to
-~/.claude/settings.json (--user), keeping everything else, and allows the
-model's "retval peek" and "retval resolve" Bash commands in the user
-settings (Claude Code ignores a project's allow list until the folder is
-trusted). Installing again changes nothing; --dry-run prints the diff and
-writes nothing; the file as it was is kept beside it as settings.json.retval.bak.
-A settings file that is not valid JSON is refused and left untouched.
-uninstall removes exactly those entries (with --user, the allow entries
-too).
+~/.claude/settings.json (--user), keeping every other byte of the file, and
+allows the model's "retval peek" and "retval resolve" Bash commands in the
+user settings (Claude Code ignores a project's allow list until the folder
+is trusted). Installing again changes nothing; --dry-run prints the diff and
+writes nothing; the file as it was is kept beside it as
+settings.json.retval.bak, and what install added is noted beside it in
+settings.json.retval-added. A settings file that is not valid JSON is
+refused and left untouched. uninstall removes what install added and
+nothing else (with --user, the allow entries too): an install followed by
+an uninstall leaves the file byte for byte as it was, or absent if it was.
+
+retval hook codex answers Codex's hooks (the same wire format, in
+$CODEX_HOME/hooks.json or DIR/.codex/hooks.json). Codex accepts a rewritten
+call only as an approved one, so by default only MCP tools' references are
+expanded (Codex's approval policy still applies to MCP calls). With
+--expand-shell, shell commands' references are expanded too; with
+--wrap-shell, every shell command runs through retval exec in the session's
+run, so its whole output is retained and the model sees the stub — each
+such call skips Codex's approval prompt (its sandbox still applies). Codex
+runs hooks only once they are trusted: see docs/codex.md.
+
+retval hook opencode answers the opencode plugin
+(integrations/opencode/retval.js), which hands it each tool call's
+tool.execute.after input and output as one JSON object on stdin and applies
+the answer: a built-in tool's big output (read whole from the file opencode
+saved it to) or an MCP result's text becomes the stub, the same way. The
+plugin is installed by copying it into ~/.config/opencode/plugins/.
 
 Example:
    retval hook claude-code install --user
@@ -55,6 +88,8 @@ Exit status: 0 answered or passed (the hook itself always exits 0),
 			&cli.StringFlag{Name: "project", Usage: "install into (or uninstall from) the project in DIR: DIR/.claude/settings.json"},
 			&cli.BoolFlag{Name: "user", Usage: "install into (or uninstall from) the user settings, ~/.claude/settings.json"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
+			&cli.BoolFlag{Name: "expand-shell", Usage: "codex: expand $expand: references in shell commands too (each such call is approved: see docs/codex.md)"},
+			&cli.BoolFlag{Name: "wrap-shell", Usage: "codex: run every shell command through retval exec, so its whole output is retained (each such call is approved: see docs/codex.md)"},
 		),
 		Action: func(_ context.Context, c *cli.Command) error { return runHook(c, envOf(c)) },
 	}
@@ -65,33 +100,37 @@ func runHook(c *cli.Command, e *env) error {
 	if err != nil {
 		return err
 	}
+	want := strings.Join(hook.Names(), " or ")
 	if len(args) == 0 {
-		return usageErr("name the harness: retval hook claude-code")
+		return usageErr("name the agent: retval hook %s", want)
 	}
-	if args[0] != "claude-code" {
-		return usageErr("unknown harness %q: want claude-code", args[0])
+	agent, ok := hook.Lookup(args[0])
+	if !ok {
+		return usageErr("unknown agent %q: want %s", args[0], want)
 	}
 	scoped := c.IsSet("project") || c.IsSet("user") || c.IsSet("dry-run")
 	switch {
 	case len(args) == 1 && scoped:
-		return usageErr("--project, --user and --dry-run are for install and uninstall: retval hook claude-code install --user")
+		return usageErr("--project, --user and --dry-run are for install and uninstall: retval hook %s install --user", agent.Name())
 	case len(args) == 1:
-		answerClaudeCode(c, e)
+		answerHook(c, e, agent)
 		return nil
 	case len(args) > 2:
-		return usageErr("too many arguments: want retval hook claude-code [install|uninstall]")
-	case args[1] == "install" || args[1] == "uninstall":
-		return installClaudeCode(c, e, args[1] == "uninstall")
+		return usageErr("too many arguments: want retval hook %s [install|uninstall]", agent.Name())
+	case args[1] != "install" && args[1] != "uninstall":
+		return usageErr("unknown action %q: want install or uninstall", args[1])
+	case agent.Settings() == nil:
+		return usageErr("%s's hook has nothing to install: it is the plugin integrations/opencode/retval.js, copied into ~/.config/opencode/plugins/", agent.Name())
 	}
-	return usageErr("unknown action %q: want install or uninstall", args[1])
+	return installHook(c, e, agent.Settings(), args[1] == "uninstall")
 }
 
-// answerClaudeCode answers one hook input. It never fails: whatever goes
-// wrong, nothing is printed on stdout (Claude Code then shows the tool's
+// answerHook answers one hook input. It never fails: whatever goes
+// wrong, nothing is printed on stdout (the agent then shows the tool's
 // own output), the reason goes to stderr, and the exit status is 0.
-func answerClaudeCode(c *cli.Command, e *env) {
+func answerHook(c *cli.Command, e *env, agent hook.Agent) {
 	say := func(format string, args ...any) {
-		fmt.Fprintf(e.stderr, "retval: hook: claude-code: %s\n", oneLine(fmt.Sprintf(format, args...)))
+		fmt.Fprintf(e.stderr, "retval: hook: %s: %s\n", agent.Name(), oneLine(fmt.Sprintf(format, args...)))
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -109,8 +148,10 @@ func answerClaudeCode(c *cli.Command, e *env) {
 		say("%v", err)
 		return
 	}
-	ans, err := hook.ClaudeCode(e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off,
-		OnLogError: logStore(dir, e, "hook: claude-code").OnLogError})
+	exe, _ := os.Executable()
+	ans, err := hook.Run(agent, e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off,
+		OnLogError:  logStore(dir, e, "hook: "+agent.Name()).OnLogError,
+		ExpandShell: c.Bool("expand-shell"), WrapShell: c.Bool("wrap-shell"), Exe: exe})
 	if err != nil {
 		say("%v", err)
 		return
@@ -125,7 +166,7 @@ func answerClaudeCode(c *cli.Command, e *env) {
 	}
 }
 
-func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
+func installHook(c *cli.Command, e *env, s *hook.Settings, uninstall bool) error {
 	project, user := c.String("project"), c.Bool("user")
 	switch {
 	case c.IsSet("project") && user:
@@ -135,15 +176,19 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 	case c.IsSet("project") && project == "":
 		return usageErr("--project needs a directory")
 	}
-	userFile, err := hook.UserSettings()
+	userFile, err := s.UserFile()
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	hooksFile := userFile
 	if !user {
-		if hooksFile, err = hook.ProjectSettings(project); err != nil {
+		if hooksFile, err = s.ProjectFile(project); err != nil {
 			return usageErr("%v", err)
 		}
+	}
+	allowFile := hooksFile
+	if s.AllowInUser != "" {
+		allowFile = userFile
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -152,17 +197,24 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 	if exe, err = filepath.Abs(exe); err != nil {
 		return err
 	}
-	command := hook.Command(exe)
+	command := s.Command(exe)
+	for _, opt := range []string{"expand-shell", "wrap-shell"} {
+		if c.Bool(opt) {
+			if s.Name != "codex" {
+				return usageErr("--%s is for the codex hook: other agents' hooks do not need an approval to rewrite a call", opt)
+			}
+			command += " --" + opt
+		}
+	}
 	dry := c.Bool("dry-run")
 	var changes []hook.Change
 	if uninstall {
-		allow := ""
-		if user {
-			allow = userFile
+		if s.AllowInUser != "" && !user {
+			allowFile = "" // other projects may use them
 		}
-		changes, err = hook.Uninstall(hook.UninstallOptions{Hooks: hooksFile, Allow: allow, Command: command, DryRun: dry})
+		changes, err = s.Uninstall(hook.UninstallOptions{Hooks: hooksFile, Allow: allowFile, Command: command, DryRun: dry})
 	} else {
-		changes, err = hook.Install(hook.InstallOptions{Hooks: hooksFile, Allow: userFile, Command: command, DryRun: dry})
+		changes, err = s.Install(hook.InstallOptions{Hooks: hooksFile, Allow: allowFile, Command: command, DryRun: dry})
 	}
 	if err != nil {
 		return err
@@ -173,43 +225,65 @@ func installClaudeCode(c *cli.Command, e *env, uninstall bool) error {
 			out.Write(ch.Diff)
 		}
 	}
+	allowed := "the " + strings.Join(s.AllowAt, ".") + " entries for " + s.AllowedFor
 	verb := map[bool]string{false: "added", true: "removed"}[uninstall]
 	for _, ch := range changes {
-		if !ch.Changed {
+		if ch.Own != "" {
 			if uninstall {
-				fmt.Fprintf(out, "%s: no retval entries; nothing changed\n", ch.Path)
+				fmt.Fprintf(out, "%s: kept retval's hook entry %q: it was there before install (remove it by hand to stop the hook)\n", ch.Path, ch.Own)
 			} else {
+				fmt.Fprintf(out, "%s: retval's hook is already there, as %q: kept as it is\n", ch.Path, ch.Own)
+			}
+		}
+		if len(ch.KeptAllow) > 0 {
+			fmt.Fprintf(out, "%s: kept the %s entries %s: no note says install added them (remove them by hand if you do not want them)\n", ch.Path, strings.Join(s.AllowAt, "."), strings.Join(ch.KeptAllow, ", "))
+		}
+		if !ch.Changed {
+			switch {
+			case ch.Own != "" || len(ch.KeptAllow) > 0:
+			case uninstall:
+				fmt.Fprintf(out, "%s: no retval entries; nothing changed\n", ch.Path)
+			default:
 				fmt.Fprintf(out, "%s: already set up; nothing changed\n", ch.Path)
 			}
 			continue
 		}
+		allowed := allowed
+		if len(ch.AllowEntries) < len(s.Allowed) {
+			allowed = "the " + strings.Join(s.AllowAt, ".") + " entr" + map[bool]string{true: "y ", false: "ies "}[len(ch.AllowEntries) == 1] + strings.Join(ch.AllowEntries, ", ")
+		}
 		what := ""
 		switch {
 		case ch.Hook && ch.Allow:
-			what = "the hook (" + command + ") and the permissions.allow entries for retval peek and retval resolve"
+			what = "the hook (" + command + ") and " + allowed
 		case ch.Hook:
 			what = "the hook (" + command + ")"
 		case ch.Allow:
-			what = "the permissions.allow entries for retval peek and retval resolve"
+			what = allowed
 		}
 		if dry {
 			fmt.Fprintf(out, "%s: would have %s %s; dry run, nothing written\n", ch.Path, verb, what)
 			continue
 		}
 		fmt.Fprintf(out, "%s: %s %s", ch.Path, verb, what)
-		if ch.Backup != "" {
+		switch {
+		case ch.Deleted:
+			fmt.Fprint(out, "; install had made the file and nothing else is in it: removed it")
+		case ch.Created:
+			fmt.Fprint(out, " (a new file)")
+		case ch.Backup != "":
 			fmt.Fprintf(out, " (the file as it was: %s)", ch.Backup)
 		}
 		fmt.Fprintln(out)
 	}
-	if !uninstall && !user {
-		fmt.Fprintf(out, "the allow entries are in %s: Claude Code ignores a project's permissions.allow until the folder is trusted\n", userFile)
+	if s.AllowInUser != "" && !user && !uninstall {
+		fmt.Fprintf(out, "the allow entries are in %s: %s\n", userFile, s.AllowInUser)
 	}
 	if _, err := exec.LookPath("retval"); err != nil && !uninstall {
 		fmt.Fprintf(e.stderr, "retval: hook: note: no retval on PATH: the stubs tell the model to run retval peek, which needs one\n")
 	}
-	if uninstall && !user {
-		fmt.Fprintf(out, "the permissions.allow entries in %s are kept (other projects may use them): retval hook claude-code uninstall --user removes them\n", userFile)
+	if s.AllowInUser != "" && uninstall && !user {
+		fmt.Fprintf(out, "%s in %s are kept (other projects may use them): retval hook %s uninstall --user removes them\n", allowed, userFile, s.Name)
 	}
 	return nil
 }

@@ -138,19 +138,21 @@ func runPeek(c *cli.Command, e *env) (err error) {
 	store := logStore(r.Location(), e, "peek")
 	v, err := store.OpenValue(run, args[0])
 	if err != nil {
-		store.LogCall(run, args[0], "peek", 0, err)
+		store.LogSelection(run, args[0], "peek", sel.logged(caps), 0, err)
 		return err
 	}
 	defer v.Close()
-	// What is printed, or the error, is accounted for in the read log.
+	// What is printed, or the error, is accounted for in the read log,
+	// with what it selected.
 	stdout := &iox.CountingWriter{W: e.stdout}
-	defer func() { store.LogCall(run, args[0], "peek", stdout.N, err) }()
+	defer func() { store.LogSelection(run, args[0], "peek", sel.logged(caps), stdout.N, err) }()
 	if sel.kind == "outline" {
 		return writeOutline(stdout, isTerminal(e.stdout), v, sel, caps, r.JSON)
 	}
 	if err := sel.resolve(v); err != nil {
 		return err
 	}
+	sel.resolved = true
 	if !r.JSON {
 		// Text: streamed when there is no byte cap, escaped on a terminal.
 		caps.Escape = isTerminal(e.stdout)
@@ -218,6 +220,41 @@ type selector struct {
 	// pointer and after, for an outline (a: its NDJSON line, or 0).
 	pointer string
 	after   int64
+	// resolved: a and b are the lines or bytes in the value.
+	resolved bool
+}
+
+// logged is what the read log keeps of the selection (retain.Read.Sel):
+// the lines or bytes read, as resolved in the value (lines within the
+// line cap), else the flags as given.
+func (s *selector) logged(c peek.Caps) string {
+	switch {
+	case s.kind == "outline":
+		l := "--outline " + s.pointer
+		if s.a > 0 {
+			l = "--lines " + strconv.FormatInt(s.a, 10) + " " + l
+		}
+		return l
+	case s.kind == "query":
+		l := ""
+		if s.typed != "" {
+			l = "--lines " + s.typed + " "
+		}
+		if s.query.Regex {
+			l += "--regex "
+		}
+		if s.query.IgnoreCase {
+			l += "--ignore-case "
+		}
+		return l + "--query " + s.query.Query
+	case !s.resolved && s.kind == "lines" && s.typed == "" && c.Lines > 0:
+		return "--lines " + peek.Between(1, c.Lines).String()
+	case !s.resolved:
+		return "--" + s.kind + " " + s.rng.String()
+	case s.kind == "lines" && c.Lines > 0:
+		return "--lines " + peek.Between(s.a, min(s.b, s.a+c.Lines-1)).String()
+	}
+	return "--" + s.kind + " " + peek.Between(s.a, s.b).String()
 }
 
 // isPointerArg reports whether a word after --outline is its pointer: ""

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/retval/retval/pkg/expand"
@@ -77,7 +78,9 @@ Budget: a step may make --max-lookups lookups (8), each result at most
 result over a bound fails with too_large. A call that would pass the count
 is refused whole (exit 5) and nothing is looked up. Without --step, one
 invocation is one step; --step S carries the budget across invocations in
-the run's ledger .steps/S.json.
+the run's ledger .steps/S.json. On a store that cannot be written (a
+read-only mount or snapshot) --step S counts for this call alone, from
+what the ledger recorded, and says so on stderr.
 
 Example:
    retval resolve --run "$RUN" c1 --lines 120-160
@@ -146,7 +149,10 @@ func runResolve(c *cli.Command, e *env) error {
 
 	// One reference printed to stdout is bytes, not a JSON string: it is
 	// answered as the value holds it, UTF-8 or not.
-	rs := &expand.Resolver{Store: logStore(r.Location(), e, "resolve"), Run: run, Raw: !batch && !r.JSON}
+	rs := &expand.Resolver{Store: logStore(r.Location(), e, "resolve"), Run: run, Raw: !batch && !r.JSON,
+		StepInMemory: func(step string, why error) {
+			fmt.Fprintf(e.stderr, "retval: resolve: warning: %v: step %q is counted for this call alone, from what its ledger recorded; nothing can carry it to the next call\n", why, step)
+		}}
 	budget := expand.BudgetOf(r.Limits)
 	var answers []expand.Answer
 	if c.IsSet("step") {

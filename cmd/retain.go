@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v3"
+	"golang.org/x/term"
 )
 
 func init() { register("retain", retainCommand) }
@@ -23,7 +25,10 @@ printed unchanged and nothing is stored; a larger one is stored once and its
 stub is printed: id, size, SHA-256, completeness, head and tail excerpts and
 the peek command that reads more. If the store cannot be written, the result
 is printed unchanged with a warning on stderr (exit 0): a stub never points
-at nothing.
+at nothing. A mistake in retain's own command line or settings (no run, no
+--call, a bad value, an unknown flag) prints the output unchanged as well,
+keeps nothing and reports the mistake (exit 2): the output still reaches
+the model.
 
 Example:
    go test ./... 2>&1 | retval retain --run "$RUN" --call "$CALL_ID" --tool go-test
@@ -40,38 +45,50 @@ other bytes) or I/O error, 2 usage, 4 run at capacity (bounded policy).`,
 			&cli.BoolFlag{Name: "timed-out", Usage: "the tool was stopped by a timeout"},
 		),
 		Action: func(_ context.Context, c *cli.Command) error { return runRetain(c, envOf(c)) },
+		// A flag the library cannot parse: the output is printed all the
+		// same (passThrough).
+		OnUsageError: func(_ context.Context, c *cli.Command, err error, _ bool) error {
+			return passThrough(envOf(c), nil, commandUsageError(c, err))
+		},
 	}
 }
 
 func runRetain(c *cli.Command, e *env) error {
-	args, r, err := begin(c)
+	args, err := interspersed(c)
 	if err != nil {
-		return err
+		return passThrough(e, nil, err)
 	}
 	in, err := openInput(args, e)
 	if err != nil {
-		return err
+		if len(args) > 1 {
+			return passThrough(e, nil, err) // which FILE is unclear: stdin, as for a flag error
+		}
+		return err // the FILE that holds the output cannot be opened: nothing to print
 	}
 	defer in.Close()
+	r, err := settings(c)
+	if err != nil {
+		return passThrough(e, in, err)
+	}
 	if r.Off {
 		_, err := io.Copy(e.stdout, in)
 		return err
 	}
 	run, err := needRun(r)
 	if err != nil {
-		return err
+		return passThrough(e, in, err)
 	}
 	if !c.IsSet("call") || c.String("call") == "" {
-		return usageErr("no call id given: use --call C")
+		return passThrough(e, in, usageErr("no call id given: use --call C"))
 	}
 	meta := retain.Meta{Tool: c.String("tool"), Partial: c.Bool("partial"), TimedOut: c.Bool("timed-out")}
 	if c.IsSet("omitted-bytes") {
 		if !meta.Partial {
-			return usageErr("--omitted-bytes needs --partial")
+			return passThrough(e, in, usageErr("--omitted-bytes needs --partial"))
 		}
 		n := c.Int64("omitted-bytes")
 		if n < 0 {
-			return usageErr("--omitted-bytes must be ≥ 0")
+			return passThrough(e, in, usageErr("--omitted-bytes must be ≥ 0"))
 		}
 		meta.OmittedBytes = &n
 	}
@@ -79,7 +96,8 @@ func runRetain(c *cli.Command, e *env) error {
 		n := c.Int("exit-code")
 		meta.ExitCode = &n
 	}
-	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore}
+	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore,
+		ShowLater: true}
 	store := logStore(r.Location(), e, "retain")
 
 	out := e.stdout
@@ -95,16 +113,76 @@ func runRetain(c *cli.Command, e *env) error {
 	if res.Warning != nil {
 		fmt.Fprintf(e.stderr, "retval: retain: warning: %v\n", res.Warning)
 	}
-	if !r.JSON {
-		if !res.Verbatim {
-			_, err = io.WriteString(e.stdout, res.Stub)
-		}
-		return err
-	}
 	if res.Verbatim {
-		return jw.finish(res.Warning)
+		if r.JSON {
+			return jw.finish(res.Warning)
+		}
+		return nil
 	}
-	return writeJSON(e.stdout, retainJSON{Descriptor: res.Descriptor, Retained: res.Retained, Stub: res.Stub, NotRetained: res.NotRetained})
+	if r.JSON {
+		err = writeJSON(e.stdout, retainJSON{Descriptor: res.Descriptor, Retained: res.Retained, Stub: res.Stub, NotRetained: res.NotRetained})
+	} else {
+		_, err = io.WriteString(e.stdout, res.Stub)
+	}
+	if err == nil {
+		store.LogShown(opts, res) // only a stub that was written was shown
+	}
+	return err
+}
+
+// passThrough is retain's answer to a mistake in its own command line or
+// settings (an empty RETVAL_RUN, no --call, RETVAL_POLICY=strict, an
+// unknown flag): the tool's output is already on its way in, so it is
+// printed unchanged — streamed, as a small result is — and the error is
+// reported as usual (exit 2), so the output reaches the model even though
+// it was not kept. in is the input, or nil where the command line could
+// not be read far enough to know it: then stdin, unless it is a terminal
+// (nobody is piping an output in, and copying would wait for one). With
+// --json the output is the {"retained":false,"stub":…} object of a
+// verbatim result, with the error beside it.
+func passThrough(e *env, in io.Reader, cause error) error {
+	if in == nil {
+		if isTerminalReader(e.stdin) {
+			return cause
+		}
+		in = e.stdin
+	}
+	if jsonWanted(e.args) {
+		jw := &verbatimJSON{w: e.stdout}
+		if _, err := io.Copy(jw, in); err != nil {
+			return cause
+		}
+		err := jw.finishWith(nil, map[string]any{"error": map[string]any{"code": retain.CodeOf(cause), "message": oneLine(cause.Error())}})
+		if err != nil {
+			return cause
+		}
+		return reportedError{cause}
+	}
+	n, err := io.Copy(e.stdout, in)
+	if err != nil || n == 0 {
+		return cause
+	}
+	hint := "the output was printed unchanged and nothing was kept"
+	if h := hintOf(cause); h != "" {
+		hint = h + " (" + hint + ")"
+	}
+	return retain.WithHint(cause, hint)
+}
+
+// reportedError is an error already written out where it belongs (inside
+// retain's --json answer): Main ends with its exit status and prints
+// nothing more.
+type reportedError struct{ err error }
+
+func (r reportedError) Error() string   { return r.err.Error() }
+func (r reportedError) Unwrap() error   { return r.err }
+func (r reportedError) ExitStatus() int { return exitCode(r.err) }
+
+// isTerminalReader reports whether r is a terminal (only an *os.File can
+// be). Tests replace it.
+var isTerminalReader = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 type retainJSON struct {

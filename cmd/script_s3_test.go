@@ -78,7 +78,7 @@ var s3Scripts = []string{
 	"retain_basic.txtar", "retain_capacity.txtar", "retain_ids.txtar", "retain_meta.txtar",
 	"retain_readmore.txtar", "retain_zstd.txtar", "replay.txtar", "catalogue_basic.txtar",
 	"exec.txtar", "stats.txtar", "retain_race.txtar", "hook_claude_code.txtar", "mcp_serve.txtar", "mcp_proxy.txtar",
-	"gc_s3.txtar", "gc_s3_race.txtar",
+	"gc_s3.txtar", "gc_s3_race.txtar", "gc_generation.txtar", "retain_longline.txtar",
 }
 
 // s3Skip are scripts the patterns above match that are about the local

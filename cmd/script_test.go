@@ -12,7 +12,10 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(stopS3After{m}, map[string]func(){
-		"retval": func() { os.Exit(Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"retval": func() {
+			installTestSeams()
+			os.Exit(Main(os.Args, os.Stdin, os.Stdout, os.Stderr))
+		},
 	})
 }
 

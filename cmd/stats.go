@@ -136,6 +136,7 @@ func printStats(w io.Writer, rep *stats.Report) error {
 			{"verbatim results", num(t.Verbatim), size(t.VerbatimBytes), "passed through: the same without retval"},
 			{"not retained (capacity)", num(t.Previews), size(t.PreviewSize), previewNote(t)},
 			{"composed by expand", num(t.Compositions), size(t.ComposedBytes), "arguments the model did not write"},
+			{"output saved by references", num(t.References), signedSize(t.OutputSaved), referenceNote(t)},
 		}
 		table(&b, tab, []bool{false, true, true, false})
 	}
@@ -162,6 +163,14 @@ func printRows(b *strings.Builder, rep *stats.Report) {
 	tab = append(tab, row("total", rep.Total))
 	table(b, tab, []bool{false, true, true, true, true, true, true, true, true})
 	fmt.Fprintf(b, "≈ %s tokens kept out (estimate: bytes ÷ 4); call overhead %d bytes a call\n", num(rep.Tokens.KeptOut), rep.CallOverhead)
+}
+
+// referenceNote says what the references of tool calls stood for.
+func referenceNote(t stats.Ledger) string {
+	if t.References == 0 {
+		return "tool calls whose $expand: references a hook or the proxy expanded"
+	}
+	return fmt.Sprintf("the model wrote %s of references for %s of tool input", size(t.ReferenceBytes), size(t.ReferencedBytes))
 }
 
 // printable escapes what a terminal would act on in a key (a tool name is

@@ -3,8 +3,10 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"github.com/retval/retval/internal/textdist"
+	"strconv"
 	"strings"
+
+	"github.com/retval/retval/internal/textdist"
 
 	"github.com/retval/retval/pkg/retain"
 	"github.com/urfave/cli/v3"
@@ -85,61 +87,92 @@ func unknownFlag(flags []cli.Flag, name string) error {
 	return err
 }
 
-// undefinedFlag returns the flag name of the flag library's "flag provided
-// but not defined: -NAME" error. (The library offers no typed error for it.)
-func undefinedFlag(err error) (string, bool) {
-	const prefix = "flag provided but not defined: -"
-	msg := err.Error()
-	name, ok := strings.CutPrefix(msg, prefix)
-	if !ok || strings.HasPrefix(name, "-") { // "---x": bad syntax, see flagError
-		return "", false
-	}
-	return name, true
-}
+// The flag library's errors are not typed, and its wording changes
+// between releases: retval reads none of it. When the library refuses a
+// command line, retval finds the mistake itself, from the flags the
+// command declares — an undefined flag (with the nearest declared name),
+// bad syntax, a flag missing its value, a bad boolean — and says it in the
+// flag package's words, which retval's help, man pages and scripts keep.
+// A refusal retval does not find a reason for is passed on as it is.
 
-// flagError is a usage error for one of the flag library's other errors,
-// in the words of the flag package, which urfave/cli v2 passed on: v3
-// writes a flag missing its value as typed ("--lines"), and a bad boolean
-// as any bad value. (The library offers no typed errors for them.)
-func flagError(c *cli.Command, err error) error {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: --"); ok {
-		// v3 strips two dashes of "---x" and looks for a flag "-x".
-		return usageErr("bad flag syntax: ---%s", name)
-	}
-	if typed, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
-		return usageErr("flag needs an argument: -%s", strings.TrimLeft(typed, "-"))
-	}
-	var value, name string
-	if n, _ := fmt.Sscanf(msg, "invalid value %q for flag -%s", &value, &name); n == 2 {
-		name = strings.TrimSuffix(name, ":")
-		if f := commandFlagOf(c, name); f != nil {
-			if _, isBool := f.(*cli.BoolFlag); isBool {
-				return usageErr("invalid boolean value %q for -%s: parse error", value, name)
+// flagProblem is the first mistake among tokens, the words the flag
+// library parses as flags of c: those before the first positional
+// argument (the library stops there, stopAtFirstArg) or "--". unknown
+// makes the error of an undefined flag. nil when it finds none.
+func flagProblem(c *cli.Command, tokens []string, unknown func(name string) error) error {
+	for i := 0; i < len(tokens); i++ {
+		a := tokens[i]
+		if a == "--" || !isFlag(a) {
+			return nil
+		}
+		if badFlagSyntax(a) || strings.HasPrefix(a, "---") {
+			return usageErr("bad flag syntax: %s", a)
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := commandFlagOf(c, name)
+		if f == nil {
+			if name == "help" || name == "h" || c.Root() == c && (name == "version" || name == "v") {
+				continue
 			}
+			return unknown(name)
+		}
+		if !takesValue(f) {
+			if hasValue {
+				if _, err := strconv.ParseBool(value); err != nil {
+					return usageErr("invalid boolean value %q for -%s: parse error", value, name)
+				}
+			}
+			continue
+		}
+		if !hasValue {
+			if i+1 == len(tokens) {
+				return usageErr("flag needs an argument: -%s", name)
+			}
+			i++ // its value
 		}
 	}
-	return usageErr("%v", err)
+	return nil
 }
 
-// commandUsageError is the OnUsageError of a command: its flag errors, with
-// a suggestion for a misspelt flag.
+// commandUsageError is the OnUsageError of a command: the mistake in its
+// flags, with a suggestion for a misspelt flag.
 func commandUsageError(c *cli.Command, err error) error {
-	if name, ok := undefinedFlag(err); ok {
-		return unknownFlag(c.Flags, name)
+	if p := flagProblem(c, commandTokens(c), func(name string) error { return unknownFlag(c.Flags, name) }); p != nil {
+		return p
 	}
-	return flagError(c, err)
+	return usageErr("%v", err)
 }
 
 // rootUsageError is the OnUsageError of "retval" itself, which has no flags
 // but the global ones, --help and --version: a flag of the commands given
 // before the command's name is the usual mistake.
 func rootUsageError(app *cli.Command, args []string, err error) error {
-	name, ok := undefinedFlag(err)
-	if !ok {
-		return flagError(app, err)
+	unknown := func(name string) error { return rootUnknownFlag(app, args, name) }
+	if p := flagProblem(app, args[1:], unknown); p != nil {
+		return p
 	}
-	return rootUnknownFlag(app, args, name)
+	return usageErr("%v", err)
+}
+
+// commandTokens are the words of the command line after c's name (the
+// first word that names it after retval's own flags and their values).
+func commandTokens(c *cli.Command) []string {
+	args := envOf(c).args
+	root := c.Root()
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == c.Name {
+			return args[i+1:]
+		}
+		if !isFlag(a) {
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if f := commandFlagOf(root, name); f != nil && takesValue(f) && !hasValue {
+			i++
+		}
+	}
+	return nil
 }
 
 // rootUnknownFlag is the usage error for a flag retval itself does not

@@ -28,9 +28,14 @@ digests against its bytes. Prints one line per problem as it is found:
 A run's read log (.reads, which retval stats sums) that is not a regular
 file or holds lines that are not records is reported as corrupt.
 
-then a summary line. --json prints {"runs", "values", "bytes", "corrupt",
-"missing", "debris", "problems": [{"run", "file", "kind", "message"}]};
-when something is corrupt or missing, an error object follows it.
+then a summary line. --json prints {"runs", "refused", "values", "bytes",
+"corrupt", "missing", "debris", "problems": [{"run", "file", "kind",
+"message"}]}; when something is corrupt or missing, an error object
+follows it.
+
+A run refused as a whole (another user's directory) is one corrupt problem,
+counted apart in the summary; a run whose .lock is a symlink or not a file
+is reported (its lock is corrupt) and its values are checked all the same.
 
 Example:
    retval verify --run "$RUN"
@@ -77,7 +82,11 @@ func runVerify(c *cli.Command, e *env) error {
 		}
 	} else {
 		var b strings.Builder
-		fmt.Fprintf(&b, "verified %d %s (%s) in %d %s: ", rep.Values, plural(rep.Values, "value", "values"), size(rep.Bytes), rep.Runs, plural(rep.Runs, "run", "runs"))
+		fmt.Fprintf(&b, "verified %d %s (%s) in %d %s", rep.Values, plural(rep.Values, "value", "values"), size(rep.Bytes), rep.Runs, plural(rep.Runs, "run", "runs"))
+		if rep.Refused > 0 {
+			fmt.Fprintf(&b, " (%d more %s refused, unchecked)", rep.Refused, plural(rep.Refused, "run", "runs"))
+		}
+		b.WriteString(": ")
 		if rep.OK() && rep.Debris == 0 {
 			b.WriteString("all good")
 		} else {
@@ -89,7 +98,7 @@ func runVerify(c *cli.Command, e *env) error {
 		fmt.Fprintln(e.stdout, b.String())
 	}
 	if !rep.OK() {
-		return retain.Errorf(retain.CodeCorrupt, "%d corrupt and %d missing of %d values; restore them or retain them again", rep.Corrupt, rep.Missing, rep.Values)
+		return retain.Errorf(retain.CodeCorrupt, "%d corrupt, %d missing; each is listed with what to do", rep.Corrupt, rep.Missing)
 	}
 	return nil
 }

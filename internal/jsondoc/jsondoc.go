@@ -19,23 +19,76 @@ type Node struct {
 	Raw     string   // a scalar's lexeme
 	Keys    []string // an object's member names, decoded
 	RawKeys []string // and as written
-	Vals    []*Node  // an object's member values or an array's elements
+	// KeyStarts are the byte offsets of an object's member names in the
+	// text it was parsed from.
+	KeyStarts []int
+	Vals      []*Node // an object's member values or an array's elements
 	// Start and End are the byte offsets of the value in the text it was
 	// parsed from (End exclusive); a node made by an edit has neither.
 	Start, End int
 }
 
-// Parse parses a JSON document; duplicate keys are refused (a reader
-// keeps one of them, and which is not certain).
+// Parse parses a JSON document. A text that is not JSON is a
+// *SyntaxError; a key that occurs twice in one object (a reader keeps one
+// of them, and which is not certain) is a *DuplicateKeyError.
 func Parse(b []byte) (*Node, error) {
 	if !json.Valid(b) {
 		var v any
 		err := json.Unmarshal(b, &v)
-		return nil, fmt.Errorf("not valid JSON: %v", err)
+		if err == nil {
+			err = errors.New("not one JSON value")
+		}
+		se := &SyntaxError{Err: err, Line: 1, Column: 1}
+		var jerr *json.SyntaxError
+		if errors.As(err, &jerr) {
+			se.Line, se.Column = position(b, jerr.Offset)
+		} else {
+			se.Line, se.Column = position(b, int64(len(b)))
+		}
+		return nil, se
 	}
 	p := &parser{s: string(b)}
 	p.space()
 	return p.value()
+}
+
+// SyntaxError is a text that is not JSON, with where the reading stopped.
+type SyntaxError struct {
+	Err          error // encoding/json's
+	Line, Column int   // 1-based; the column counts bytes
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("not valid JSON (line %d, column %d): %v", e.Line, e.Column, e.Err)
+}
+
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// DuplicateKeyError is an object that names one key twice.
+type DuplicateKeyError struct{ Key string }
+
+func (e *DuplicateKeyError) Error() string {
+	return fmt.Sprintf("the key %q occurs twice in one object", e.Key)
+}
+
+// position is the line and column of the byte before offset off (where
+// encoding/json stopped reading).
+func position(b []byte, off int64) (line, col int) {
+	if off > int64(len(b)) {
+		off = int64(len(b))
+	}
+	if off > 0 {
+		off--
+	}
+	line, col = 1, 1
+	for _, c := range b[:off] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
 }
 
 type parser struct {
@@ -64,11 +117,12 @@ func (p *parser) value() (*Node, error) {
 		seen := map[string]bool{}
 		for p.s[p.i] != end {
 			if c == '{' {
+				n.KeyStarts = append(n.KeyStarts, p.i)
 				rk := p.str()
 				var k string
 				json.Unmarshal([]byte(rk), &k)
 				if seen[k] {
-					return nil, fmt.Errorf("the key %q occurs twice in one object: remove one", k)
+					return nil, &DuplicateKeyError{Key: k}
 				}
 				seen[k] = true
 				n.Keys, n.RawKeys = append(n.Keys, k), append(n.RawKeys, rk)
@@ -120,34 +174,8 @@ func (p *parser) str() string {
 // Print writes n as JSON.stringify(n, null, indent) does, at nesting depth
 // depth.
 func (n *Node) Print(b *strings.Builder, indent string, depth int) {
-	if n.Kind == 0 {
-		b.WriteString(n.Raw)
-		return
-	}
-	open, close := "[", "]"
-	if n.Kind == '{' {
-		open, close = "{", "}"
-	}
-	b.WriteString(open)
-	if len(n.Vals) == 0 {
-		b.WriteString(close)
-		return
-	}
-	for i, v := range n.Vals {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('\n')
-		b.WriteString(strings.Repeat(indent, depth+1))
-		if n.Kind == '{' {
-			b.WriteString(n.RawKeys[i])
-			b.WriteString(": ")
-		}
-		v.Print(b, indent, depth+1)
-	}
-	b.WriteByte('\n')
-	b.WriteString(strings.Repeat(indent, depth))
-	b.WriteString(close)
+	st := style{newline: "\n", unit: indent, colon: ": ", pretty: true}
+	st.render(b, n, strings.Repeat(indent, depth))
 }
 
 // Indent is the indent unit of a JSON text: the white space that starts
@@ -161,8 +189,11 @@ func Indent(b []byte) string {
 	return "  "
 }
 
-// Get returns the member k of an object, or nil.
+// Get returns the member k of an object, or nil (also when n is nil).
 func (n *Node) Get(k string) *Node {
+	if n == nil {
+		return nil
+	}
 	for i, key := range n.Keys {
 		if key == k {
 			return n.Vals[i]
@@ -181,6 +212,7 @@ func (n *Node) Set(k string, v *Node) {
 	}
 	n.Keys = append(n.Keys, k)
 	n.RawKeys = append(n.RawKeys, Quote(k))
+	n.KeyStarts = append(n.KeyStarts, -1)
 	n.Vals = append(n.Vals, v)
 }
 
@@ -190,6 +222,9 @@ func (n *Node) Del(k string) {
 		if key == k {
 			n.Keys = append(n.Keys[:i], n.Keys[i+1:]...)
 			n.RawKeys = append(n.RawKeys[:i], n.RawKeys[i+1:]...)
+			if i < len(n.KeyStarts) {
+				n.KeyStarts = append(n.KeyStarts[:i], n.KeyStarts[i+1:]...)
+			}
 			n.Vals = append(n.Vals[:i], n.Vals[i+1:]...)
 			return
 		}

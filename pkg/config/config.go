@@ -12,12 +12,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/internal/textdist"
 	"github.com/retval/retval/pkg/gc"
 	"github.com/retval/retval/pkg/retain"
 	"go.yaml.in/yaml/v3"
@@ -138,6 +140,61 @@ type Value struct {
 type File struct {
 	Path string
 	Keys map[string]string
+	// Unknown are the file's keys that name no setting, sorted. Check
+	// makes them an error; a command that runs something on the user's
+	// behalf warns instead (UnknownKeyError.Error is the warning's text).
+	Unknown []string
+}
+
+// UnknownKeyError is a config file's keys that name no setting: a typo
+// (threshhold), a key of a newer retval, or "config" (a config file
+// cannot name another).
+type UnknownKeyError struct {
+	Path string
+	Keys []string
+}
+
+func (e *UnknownKeyError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "config %s: unknown setting", e.Path)
+	if len(e.Keys) > 1 {
+		b.WriteString("s")
+	}
+	for i, k := range e.Keys {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %q", k)
+		if k == "config" {
+			b.WriteString(" (a config file cannot name another)")
+		} else if near := nearestKey(k); near != "" {
+			fmt.Fprintf(&b, " (did you mean %q?)", near)
+		}
+	}
+	return b.String()
+}
+
+// Check returns an *UnknownKeyError when the file holds unknown keys.
+func (f File) Check() error {
+	if len(f.Unknown) == 0 {
+		return nil
+	}
+	return &UnknownKeyError{Path: f.Path, Keys: f.Unknown}
+}
+
+// nearestKey is the setting key nearest to k in edit distance, "" when
+// none is near enough to be a typo of it.
+func nearestKey(k string) string {
+	best, bestD := "", textdist.Limit(k)+1
+	for _, s := range Settings {
+		if s.Flag == "config" {
+			continue
+		}
+		if d := textdist.Distance(k, s.Key()); d < bestD {
+			best, bestD = s.Key(), d
+		}
+	}
+	return best
 }
 
 // UserFile is the user's config file, read when no --config (or
@@ -169,9 +226,11 @@ func XDGDir(env, fallback string) string {
 const MaxFileSize = 1 << 20
 
 // LoadFile reads a TOML or YAML config file (chosen by extension; other
-// names are tried as TOML, then YAML). Unknown keys are errors: a typo in a
-// config file should not silently leave a limit at its default. The file
-// may be a symlink, but must be a regular file of at most MaxFileSize.
+// names are tried as TOML, then YAML). Keys that name no setting are
+// listed in File.Unknown, for the caller to refuse (File.Check: a typo in
+// a config file should not silently leave a limit at its default) or to
+// warn about. The file may be a symlink, but must be a regular file of at
+// most MaxFileSize.
 func LoadFile(path string) (File, error) {
 	b, err := fsx.ReadUserFile(path, MaxFileSize)
 	if err != nil {
@@ -197,7 +256,8 @@ func LoadFile(path string) (File, error) {
 	for k, v := range raw {
 		s, ok := lookupKey(k)
 		if !ok || k == "config" { // a config file cannot name another
-			return File{}, fmt.Errorf("config %s: unknown setting %q", path, k)
+			f.Unknown = append(f.Unknown, k)
+			continue
 		}
 		switch v := v.(type) {
 		case string, bool, int, int64, uint64, float64:
@@ -206,6 +266,7 @@ func LoadFile(path string) (File, error) {
 			return File{}, fmt.Errorf("config %s: %s: want a number, string or boolean, not %T", path, k, v)
 		}
 	}
+	slices.Sort(f.Unknown)
 	return f, nil
 }
 

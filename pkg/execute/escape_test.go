@@ -114,6 +114,7 @@ func TestRunSmallMaxValueSizeShowsWhole(t *testing.T) {
 	// cut as if whole.
 	s, o = opts(t, "seq", "1", "100000")
 	o.Retain.Limits.MaxValueSize = 10
+	o.StopAtMaxValueSize = true
 	out.Reset()
 	o.Out = &out
 	res, err = runGuarded(t, s, o)
@@ -125,18 +126,42 @@ func TestRunSmallMaxValueSizeShowsWhole(t *testing.T) {
 	}
 }
 
-// The run's remaining bytes stop an endless output, even without a max
-// value size.
-func TestRunStopsAtRunBytes(t *testing.T) {
-	s, o := opts(t, "yes")
-	o.Retain.Limits.MaxValueSize = retain.Unlimited
+// A run at its byte cap never stops the command (a build or a deploy
+// must not be killed because retval's run is full): it runs to its end,
+// what it does besides printing is done, and the model is shown a
+// preview naming the limit that was hit. Before, it was SIGKILLed where
+// the run's bytes ran out, and the stub blamed max-value-size.
+func TestRunAtRunBytesRunsToItsEnd(t *testing.T) {
+	side := filepath.Join(t.TempDir(), "side.txt")
+	s, o := opts(t, "sh", "-c", `seq 1 10000; echo done >"$0"`, side)
 	o.Retain.Limits.MaxRunBytes = 1000
 	res, err := runGuarded(t, s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Stopped || !res.Stdout.Retained || res.Stdout.Descriptor.Size != 1000 {
-		t.Fatalf("stopped %v, %+v", res.Stopped, res.Stdout)
+	if res.Stopped || res.Status != 0 {
+		t.Fatalf("stopped %v, status %d: the command was cut short", res.Stopped, res.Status)
+	}
+	if b, err := os.ReadFile(side); err != nil || string(b) != "done\n" {
+		t.Fatalf("the command did not finish: %q, %v", b, err)
+	}
+	if res.Stdout.Retained || !strings.Contains(res.Stdout.Stub, "[not retained: run r would hold 48894 bytes, max-run-bytes is 1000]") {
+		t.Fatalf("stub:\n%s", res.Stdout.Stub)
+	}
+	// The same for a value over the max value size nobody asked to stop
+	// at (the default): the command runs on, the preview says why.
+	s, o = opts(t, "sh", "-c", `seq 1 10000; echo done >"$0"`, side)
+	os.Remove(side)
+	o.Retain.Limits.MaxValueSize = 1000
+	res, err = runGuarded(t, s, o)
+	if err != nil || res.Stopped || res.Status != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if _, err := os.Stat(side); err != nil {
+		t.Fatalf("the command did not finish: %v", err)
+	}
+	if !strings.Contains(res.Stdout.Stub, "[not retained: 48894 bytes exceed max-value-size 1000]") {
+		t.Fatalf("stub:\n%s", res.Stdout.Stub)
 	}
 }
 

@@ -73,9 +73,18 @@ type Options struct {
 	// Tail > 0 keeps only the last Tail bytes of each stream, as a test
 	// runner does: the value is then partial, with the exact number of
 	// bytes discarded. The tail is held in memory, so Tail is at most
-	// the max value size. Without Tail, an output that passes the max
-	// value size stops the command, and the value is its first bytes.
+	// the max value size.
 	Tail int64
+	// StopAtMaxValueSize: the caller chose the max value size and asks
+	// that an output passing it stop the command there (its process
+	// group is killed; the value is its first bytes, marked stopped).
+	// Otherwise nothing retval decides stops the command — not the max
+	// value size, not a run at its byte or value cap: it runs to its end,
+	// and an output the run cannot take is answered as retain answers it
+	// (a preview marked not retained under the legacy policy, naming the
+	// limit; a capacity error under the bounded one). Only this and
+	// Timeout stop a command.
+	StopAtMaxValueSize bool
 	// Stderr is Merged ("" too) or Separate.
 	Stderr StderrMode
 	// Signals are forwarded to the command's process group as they come
@@ -83,10 +92,10 @@ type Options struct {
 	Signals <-chan os.Signal
 	// Exited, when set, is called once the command has exited, before
 	// Run learns it and the rest of its output is read and retained (on
-	// another goroutine). The CLI stops catching the forwarded signals then:
-	// there is nothing left to forward them to, and a later one ends
-	// retval as it would any process — one blocked writing to a reader
-	// that stopped reading included.
+	// another goroutine). Signals are no longer forwarded then: there is
+	// nothing left to forward them to. (The CLI lets the first signal
+	// after it be, so that what the command printed is still committed
+	// and shown, and lets a second one end retval.)
 	Exited func()
 	// NewCall makes a candidate automatic call id (nil: random ones).
 	NewCall func() string
@@ -161,10 +170,10 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	// (the same bytes give the same stub) or, being other bytes, shown in
 	// full; it is kept aside meanwhile, so that either way nothing is lost.
 	again := s.Taken(o.Retain.Run, call) || (o.Stderr == Separate && s.Taken(o.Retain.Run, call+StderrSuffix))
-	// The run's room costs a read of its descriptors: it is read before
-	// the command starts only where it decides something then (a bounded
-	// run that is full would lose the output; a separate stderr yields the
-	// last value to stdout), else once an output passes the threshold.
+	// The run's room costs a read of its descriptors: it is read only
+	// where it decides something before the command starts (a bounded run
+	// that is full would lose the output; a separate stderr yields the
+	// last value to stdout).
 	room := unknownRoom
 	if o.Retain.Policy == retain.PolicyBounded || o.Stderr == Separate {
 		var err error
@@ -212,7 +221,7 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 			if st.through {
 				st.err = p.copyOut(st.out, st.r)
 			} else {
-				st.res, st.err = p.retain(s, o, L, room, st)
+				st.res, st.err = p.retain(s, o, L, st)
 			}
 			if st.done != nil {
 				close(st.done)
@@ -233,17 +242,18 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	return res, errors.Join(errs...)
 }
 
-// room is what the run can still take: values (-1: no limit) and bytes
-// (-1: no limit); unknownRoom is not read yet.
-type room struct{ values, bytes int64 }
+// room is how many values the run can still take (-1: no limit);
+// unknownRoom is not read yet. (Its bytes never stop a command: see
+// Options.StopAtMaxValueSize.)
+type room struct{ values int64 }
 
-var unknownRoom = room{values: -2, bytes: -2}
+var unknownRoom = room{values: -2}
 
-// roomOf reads the run's values against its limits. A run that does not
+// roomOf reads the run's values against its limit. A run that does not
 // exist yet has all the room.
 func roomOf(s *retain.Store, run string, L retain.Effective) (room, error) {
-	r := room{values: -1, bytes: -1}
-	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
+	r := room{values: -1}
+	if L.MaxRunValues == 0 {
 		return r, nil
 	}
 	vals, err := s.Values(run)
@@ -254,16 +264,7 @@ func roomOf(s *retain.Store, run string, L retain.Effective) (room, error) {
 	if err != nil {
 		return r, err
 	}
-	if L.MaxRunValues > 0 {
-		r.values = max(0, L.MaxRunValues-int64(len(vals)))
-	}
-	if L.MaxRunBytes > 0 {
-		var total int64
-		for _, d := range vals {
-			total += d.Size
-		}
-		r.bytes = max(0, L.MaxRunBytes-total)
-	}
+	r.values = max(0, L.MaxRunValues-int64(len(vals)))
 	return r, nil
 }
 
@@ -335,13 +336,17 @@ type proc struct {
 	tty            *os.File // the terminal it was given, or nil
 	stdin          *os.File // the write end of its stdin, fed from Options.Stdin
 
-	exited   chan struct{} // closed once it has been waited for
-	onExit   func()        // Options.Exited
-	mu       sync.Mutex
-	reaped   bool // its status is decided (exited can be closed later)
-	timedOut bool
-	stopped  bool
-	status   int
+	exited chan struct{} // closed once it has been waited for
+	onExit func()        // Options.Exited
+	// reapedCh is closed once its status is decided; watch then stops
+	// forwarding signals and closes watched, which reap waits for before
+	// it calls onExit: no signal that comes after is taken by watch.
+	reapedCh, watched chan struct{}
+	mu                sync.Mutex
+	reaped            bool // its status is decided (exited can be closed later)
+	timedOut          bool
+	stopped           bool
+	status            int
 }
 
 func isFile(r io.Reader) bool {
@@ -374,7 +379,7 @@ func start(o Options) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{stdout: outR, exited: make(chan struct{}), onExit: o.Exited}
+	p := &proc{stdout: outR, exited: make(chan struct{}), onExit: o.Exited, reapedCh: make(chan struct{}), watched: make(chan struct{})}
 	closeAll := []*os.File{outW}
 	cmd := exec.Command(o.Args[0], o.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, outW, outW
@@ -389,6 +394,7 @@ func start(o Options) (*proc, error) {
 		closeAll = append(closeAll, errW)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	if f, ok := o.Stdin.(*os.File); ok && foregroundTTY(f) {
 		p.tty = f
 		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, int(f.Fd())
@@ -449,6 +455,8 @@ func (p *proc) reap() {
 	}
 	p.mu.Unlock()
 	statusDecided()
+	close(p.reapedCh)
+	<-p.watched
 	if p.tty != nil {
 		takeTerminal(p.tty)
 	}
@@ -498,6 +506,7 @@ func (p *proc) kill(sig syscall.Signal) {
 // fired: if its status is decided (reaped, under the same lock), it did
 // not, even when Run has not learnt it yet (exited still open).
 func (p *proc) watch(timeout time.Duration, signals <-chan os.Signal) {
+	defer close(p.watched)
 	var expired <-chan time.Time
 	if timeout > 0 {
 		var stop func() bool
@@ -506,7 +515,12 @@ func (p *proc) watch(timeout time.Duration, signals <-chan os.Signal) {
 	}
 	for {
 		select {
-		case <-p.exited:
+		case <-p.reapedCh:
+			return
+		default:
+		}
+		select {
+		case <-p.reapedCh:
 			return
 		case <-expired:
 			p.mu.Lock()
@@ -544,7 +558,7 @@ func (p *proc) meta(base retain.Meta, stopped bool) retain.Meta {
 // retain streams one pipe into the store: as it comes, stopping the
 // command where the value could not be kept whole; or with Tail, keeping
 // the last bytes and retaining them once the command is done.
-func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, rm room, st *stream) (*retain.Result, error) {
+func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, st *stream) (*retain.Result, error) {
 	defer st.r.Close()
 	ro := o.Retain
 	ro.Call = st.call
@@ -563,7 +577,7 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, rm room, s
 		}
 		m := withStderr(p.meta(base, false))
 		if omitted := n - t.Len(); omitted > 0 {
-			m.Partial, m.OmittedBytes = true, &omitted
+			m.Partial, m.KeptTail, m.OmittedBytes = true, true, &omitted
 		}
 		ro.Meta = m
 		res, err := s.Retain(t.Reader(), st.out, ro)
@@ -576,14 +590,7 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, rm room, s
 		return res, err
 	}
 	c := &capped{r: iox.NewPipeReader(st.r), after: L.Threshold, stop: p.stop, limit: func() int64 {
-		if rm == unknownRoom {
-			var err error
-			if rm, err = roomOf(s, ro.Run, L); err != nil {
-				// Retain meets the same failure and says it.
-				rm = room{values: -1, bytes: -1}
-			}
-		}
-		return stopAt(L, rm)
+		return stopAt(L, o.StopAtMaxValueSize)
 	}}
 	ro.Finish = func() retain.Meta { return withStderr(p.meta(base, c.stopped)) }
 	if st.again {
@@ -629,20 +636,18 @@ func keptAside(s *retain.Store, in io.Reader, st *stream, ro retain.RetainOption
 }
 
 // stopAt is how much of an output is read before the command is stopped
-// (-1: no end): the most a value can hold, max-value-size or the run's
-// remaining bytes. Where that is within the threshold, an output up to
-// the threshold is still shown whole, and one past it reaches retain one
-// byte over, where it is refused as too big as retain would refuse it:
-// never is a cut output passed off as the whole.
-func stopAt(L retain.Effective, rm room) int64 {
-	limit := int64(-1)
-	if L.MaxValueSize > 0 {
-		limit = L.MaxValueSize
+// (-1: no end): max-value-size where the caller asked for that
+// (Options.StopAtMaxValueSize), else no end — a run at its byte cap never
+// stops a command. Where the limit is within the threshold, an output up
+// to the threshold is still shown whole, and one past it reaches retain
+// one byte over, where it is refused as too big as retain would refuse
+// it: never is a cut output passed off as the whole.
+func stopAt(L retain.Effective, stopAtMax bool) int64 {
+	if !stopAtMax || L.MaxValueSize <= 0 {
+		return -1
 	}
-	if rm.bytes >= 0 && (limit < 0 || rm.bytes < limit) {
-		limit = rm.bytes
-	}
-	if limit >= 0 && L.Threshold > 0 && limit <= L.Threshold {
+	limit := L.MaxValueSize
+	if L.Threshold > 0 && limit <= L.Threshold {
 		return L.Threshold + 1
 	}
 	return limit

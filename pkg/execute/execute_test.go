@@ -176,7 +176,7 @@ func TestRunTail(t *testing.T) {
 	if got != want || d.Complete || d.OmittedBytes == nil || *d.OmittedBytes != int64(len(all)-200) {
 		t.Fatalf("value %q, descriptor %+v", got, d)
 	}
-	if !strings.Contains(res.Stdout.Stub, "partial: upstream kept the last 200 bytes, "+strconv.Itoa(len(all)-200)+" bytes discarded, exit 0") {
+	if !strings.Contains(res.Stdout.Stub, "partial: retval kept the last 200 bytes, "+strconv.Itoa(len(all)-200)+" bytes discarded, exit 0") {
 		t.Errorf("stub:\n%s", res.Stdout.Stub)
 	}
 	// An output within the tail is complete.
@@ -190,12 +190,12 @@ func TestRunTail(t *testing.T) {
 	}
 }
 
-// A command that prints for ever is stopped at the max value size; the
-// value is its first bytes and the stub says so.
+// A command that prints for ever is stopped at the max value size the
+// caller chose; the value is its first bytes and the stub says so.
 func TestRunStopsAtMaxValueSize(t *testing.T) {
 	s, o := opts(t, "yes")
 	o.Retain.Limits.MaxValueSize = 64 << 10
-	o.Out = io.Discard
+	o.Out, o.StopAtMaxValueSize = io.Discard, true
 	res, err := Run(s, o)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestRunStopsAtMaxValueSize(t *testing.T) {
 	// Exactly the limit is not stopped.
 	s, o = opts(t, "head", "-c", "65536", "/dev/zero")
 	o.Retain.Limits.MaxValueSize = 64 << 10
-	o.Out = io.Discard
+	o.Out, o.StopAtMaxValueSize = io.Discard, true
 	if res, err := Run(s, o); err != nil || res.Stopped || res.Status != 0 {
 		t.Fatalf("%+v, %v", res, err)
 	}

@@ -138,6 +138,12 @@ func (rs *Resolver) answer(r Ref, b bounds) ([]byte, error) {
 // compare-and-swap, and a call that lost the race to another process
 // reads the ledger again and decides again (lookups only read), so
 // exactly the budget is answered however many processes spend one step.
+//
+// On a store that cannot be written (a read-only mount or snapshot) the
+// step is counted for this call alone, starting from what its ledger
+// recorded, and StepInMemory is told: nothing can be carried to the
+// next call, and refusing every lookup would leave a snapshot unreadable
+// to the harnesses that pass a step.
 func (rs *Resolver) Step(step string, calls []Lookup, b Budget) ([]Answer, error) {
 	for {
 		answers, err := rs.step(step, calls, b)
@@ -153,6 +159,9 @@ func (rs *Resolver) step(step string, calls []Lookup, b Budget) ([]Answer, error
 		return nil, err
 	}
 	defer l.Close()
+	if why := l.InMemory(); why != nil && rs.StepInMemory != nil {
+		rs.StepInMemory(string(l.Step()), why)
+	}
 	spent := l.Spent()
 	answers, err := rs.lookups(calls, b.bounds(), &spent, string(l.Step()))
 	if err != nil {

@@ -35,8 +35,11 @@ func (rs *Resolver) logLookups(step string, calls []Lookup, answers []Answer, re
 	}
 	for i, a := range answers {
 		r := retain.Read{Op: retain.OpRead, Via: rs.via(), Step: sid, Call: i == 0, Bytes: int64(len(a.Text))}
-		if c := calls[i]; c.Err == nil && c.Ref.Kind != RefList {
-			r.Value, _ = retain.Sanitize(valueID(c.Ref.ID))
+		if c := calls[i]; c.Err == nil {
+			r.Sel = c.Ref.Selector()
+			if c.Ref.Kind != RefList {
+				r.Value, _ = retain.Sanitize(valueID(c.Ref.ID))
+			}
 		}
 		if a.Err != nil {
 			r.Code, r.Bytes = retain.CodeOf(a.Err), int64(len(a.Err.Error()))

@@ -255,6 +255,11 @@ type Resolver struct {
 	Raw bool
 	// Via names the reader in the run's read log ("" is "resolve").
 	Via string
+	// StepInMemory, when set, is told when a step's ledger cannot be
+	// kept (the store cannot be written: a read-only mount or snapshot):
+	// the step is then counted for this call alone, from what its ledger
+	// recorded (retain.StepLedger.InMemory). The CLI says so on stderr.
+	StepInMemory func(step string, why error)
 }
 
 // Open opens the value r names and selects in it. The caller closes the

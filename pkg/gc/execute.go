@@ -57,7 +57,14 @@ func Execute(s *retain.Store, p *Plan, o Options) (*Report, error) {
 		step(1)
 	}
 	for _, t := range p.Tombstones {
-		if err := s.RemoveTombstone(t.Run); err != nil {
+		var err error
+		if t.tombstone {
+			err = s.RemoveTombstone(t.Run)
+		}
+		if err == nil && t.ids != "" {
+			err = s.RemoveTombstoneFile(t.ids)
+		}
+		if err != nil {
 			fail(t.Run, "", fmt.Errorf("could not remove the tombstone of run %s: %w", t.Run, err))
 		} else {
 			r.Tombstones = append(r.Tombstones, t)

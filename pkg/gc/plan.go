@@ -51,10 +51,14 @@ type Trash struct {
 	name  string // in the trash
 }
 
-// Expired is a tombstone old enough to be dropped.
+// Expired is a tombstone old enough to be dropped, with the run's
+// collected-ids record when that is as old (or the record alone, when the
+// run was written again since its last collection).
 type Expired struct {
 	Run       retain.ID `json:"run"`
 	Collected time.Time `json:"collected"`
+	tombstone bool      // the run's tombstone expired
+	ids       string    // the entry of its collected-ids record that expired, or ""
 }
 
 // Failure is an action that could not be done, or a part of the store gc
@@ -110,16 +114,29 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 	}
 
 	busy := map[retain.ID]bool{}
+	badLock := map[retain.ID]string{} // runs whose lock gc refuses, and why
 	isBusy := func(ri *retain.RunInfo) bool {
 		b, ok := busy[ri.Run]
 		if !ok {
-			// A lock we cannot even try counts as busy: never guess.
+			// A lock we cannot even try counts as busy: never guess. A
+			// lock retval did not make (a symlink) is no writer's: the
+			// run is refused, and said so, not busy for ever.
 			var err error
 			b, err = s.RunBusy(ri.Run)
+			if errors.Is(err, retain.ErrCorrupt) {
+				badLock[ri.Run] = err.Error()
+			}
 			b = b || err != nil
 			busy[ri.Run] = b
 		}
 		return b
+	}
+	// skipBusy is the skip of a run isBusy found busy (or refused).
+	skipBusy := func(ri *retain.RunInfo, rule, busyMessage string) Skip {
+		if why, ok := badLock[ri.Run]; ok {
+			return Skip{Run: ri.Run, Rule: rule, Reason: SkipRefused, Message: why}
+		}
+		return Skip{Run: ri.Run, Rule: rule, Reason: SkipBusy, Message: busyMessage}
 	}
 	// Debris per run, by age alone; busy runs keep theirs for now.
 	debris := map[retain.ID][]Debris{}
@@ -147,7 +164,7 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 			return false
 		}
 		if isBusy(ri) {
-			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: rule, Reason: SkipBusy, Message: "a writer holds its lock"})
+			p.Skip = append(p.Skip, skipBusy(ri, rule, "a writer holds its lock"))
 			return false
 		}
 		if blocked != "" {
@@ -210,8 +227,7 @@ func MakePlan(s *retain.Store, o Options) (*Plan, error) {
 			continue
 		}
 		if isBusy(ri) {
-			p.Skip = append(p.Skip, Skip{Run: ri.Run, Rule: RuleDebris, Reason: SkipBusy,
-				Message: fmt.Sprintf("a writer holds its lock; %d debris files left for the next gc", len(ds))})
+			p.Skip = append(p.Skip, skipBusy(ri, RuleDebris, fmt.Sprintf("a writer holds its lock; %d debris files left for the next gc", len(ds))))
 			continue
 		}
 		p.Debris = append(p.Debris, ds...)
@@ -293,17 +309,36 @@ func (p *Plan) planStoreDir(s *retain.Store, o *Options) (blocked string, err er
 	}
 	slices.SortFunc(files, func(a, b retain.TombstoneFile) int { return strings.Compare(a.Name, b.Name) })
 	ttl := o.tombstoneTTL()
+	idsExpired := map[retain.ID]retain.TombstoneFile{}
 	for _, f := range files {
 		switch {
 		case f.Temp:
 			// Only gc writes here, and we hold gc's lock: its writer is gone.
 			p.Debris = append(p.Debris, Debris{Path: f.Path, Kind: retain.KindTemp.String(), Bytes: f.Bytes, tombstone: f.Name})
+		case f.IDs != nil:
+			// A run's collected-ids record goes with the tombstone of its
+			// last collection: when that one would expire.
+			if ttl > 0 && p.Now.Sub(f.IDs.Newest()) >= ttl {
+				idsExpired[f.IDs.Run] = f
+			}
 		case f.Tombstone == nil:
 			// Not a tombstone (a link, a FIFO, a directory, too large,
 			// unreadable): it answers no lookup, and gc wrote none like it.
 			p.Debris = append(p.Debris, Debris{Path: f.Path, Kind: retain.KindStray.String(), Bytes: f.Bytes, tombstone: f.Name})
 		case ttl > 0 && p.Now.Sub(f.Tombstone.Collected) >= ttl:
-			p.Tombstones = append(p.Tombstones, Expired{Run: f.Tombstone.Run, Collected: f.Tombstone.Collected})
+			p.Tombstones = append(p.Tombstones, Expired{Run: f.Tombstone.Run, Collected: f.Tombstone.Collected, tombstone: true})
+		}
+	}
+	// One entry per run: its tombstone and its record expire together.
+	for i, t := range p.Tombstones {
+		if f, ok := idsExpired[t.Run]; ok {
+			p.Tombstones[i].ids = f.Name
+			delete(idsExpired, t.Run)
+		}
+	}
+	for _, f := range files {
+		if f.IDs != nil && idsExpired[f.IDs.Run].Name == f.Name {
+			p.Tombstones = append(p.Tombstones, Expired{Run: f.IDs.Run, Collected: f.IDs.Newest(), ids: f.Name})
 		}
 	}
 	return blocked, nil

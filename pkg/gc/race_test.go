@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -160,7 +161,10 @@ func TestRaceWritersReadersGC(t *testing.T) {
 						errs <- err
 						return
 					}
-					time.Sleep(time.Millisecond) // let go of the run now and then, as a harness does
+					// Let another goroutine (gc) have the run now and
+					// then, as a harness does between calls; what each
+					// round must show does not depend on how often.
+					runtime.Gosched()
 				}
 			})
 		}

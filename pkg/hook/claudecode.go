@@ -5,50 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/retval/retval/internal/fsx"
-	"github.com/retval/retval/pkg/config"
+	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/retain"
 )
 
-// DefaultMaxInput bounds one hook input read from stdin: the JSON of one
-// tool call, which for an MCP tool holds the whole result (JSON escaping
-// can make it several times the result's size).
-const DefaultMaxInput = 64 << 20
+// Claude Code's side of the seam: its PostToolUse hook input and answer,
+// its settings files, its allow-rule syntax. The model reads more with the
+// stub's shell command, run by its Bash tool.
 
-// Options configure ClaudeCode. The zero value of every field but RunsDir
-// means the documented default.
-type Options struct {
-	// RunsDir is the store: a runs-dir (a relative one is taken from the
-	// working directory and made absolute, so the stub's command works
-	// anywhere) or an s3://BUCKET/PREFIX address.
-	RunsDir string
-	// Limits are retain's; zero fields are the defaults.
-	Limits retain.Limits
-	// Compress is retain's content storage: "", "none", "zstd" or "auto".
-	Compress string
-	// Off passes every result through: no answer, nothing stored.
-	Off bool
-	// MaxInput bounds the hook input; 0 is DefaultMaxInput.
-	MaxInput int64
-	// OnLogError is told of a failure to append to the run's read log
-	// (see retain.Store.OnLogError).
-	OnLogError func(error)
-}
+func init() { register(claudeCode{}) }
 
-// Answer is what the hook says.
-type Answer struct {
-	// Output is the hook's answer for stdout; empty when Claude Code is
-	// to show the tool's own output.
-	Output []byte
-	// Reason says why there is no Output (the result was small, the tool
-	// is not one the hook handles, retval is off).
-	Reason string
-	// Descriptor is the retained value, when one was retained.
-	Descriptor *retain.Descriptor
-}
+type claudeCode struct{}
+
+func (claudeCode) Name() string              { return "claude-code" }
+func (claudeCode) ReadMore() retain.ReadMore { return retain.ReadMoreShell }
+func (claudeCode) Settings() *Settings       { return ClaudeCodeSettings }
+
+// ClaudeCode reads one Claude Code PostToolUse hook input from in and
+// answers it: a Bash result over the threshold becomes
+// {"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"stdout":STUB,"stderr":…,"interrupted":…}}},
+// an MCP tool's (tool_name mcp__SERVER__TOOL) one with
+// "updatedMCPToolOutput":STUB, a plain string. Anything else gets no
+// Output and a Reason; a failure is an error, and then too the caller
+// prints nothing, so Claude Code shows its own output.
+func ClaudeCode(in io.Reader, o Options) (Answer, error) { return Run(claudeCode{}, in, o) }
 
 // Input is the part of a Claude Code PostToolUse hook input the hook reads.
 type Input struct {
@@ -56,6 +40,7 @@ type Input struct {
 	HookEventName string          `json:"hook_event_name"`
 	ToolName      string          `json:"tool_name"`
 	ToolUseID     string          `json:"tool_use_id"`
+	ToolInput     json.RawMessage `json:"tool_input"`
 	ToolResponse  json.RawMessage `json:"tool_response"`
 }
 
@@ -71,154 +56,102 @@ type bashResponse struct {
 	PersistedOutputPath string `json:"persistedOutputPath"`
 }
 
-// ClaudeCode reads one PostToolUse hook input from in and answers it: a
-// Bash result over the threshold becomes
-// {"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"stdout":STUB,"stderr":…,"interrupted":…}}},
-// an MCP tool's (tool_name mcp__SERVER__TOOL) one with
-// "updatedMCPToolOutput":STUB, a plain string. Anything else gets no
-// Output and a Reason; a failure is an error, and then too the caller
-// prints nothing, so Claude Code shows its own output.
-func ClaudeCode(in io.Reader, o Options) (Answer, error) {
-	max := o.MaxInput
-	if max <= 0 {
-		max = DefaultMaxInput
-	}
-	b, err := io.ReadAll(io.LimitReader(in, max+1))
-	if err != nil {
-		return Answer{}, fmt.Errorf("reading the hook input: %w", err)
-	}
-	if int64(len(b)) > max {
-		io.Copy(io.Discard, in) // let Claude Code finish writing
-		return Answer{}, fmt.Errorf("the hook input is over %d bytes: the output is shown as is", max)
-	}
-	var inp Input
-	if err := json.Unmarshal(b, &inp); err != nil {
+func (claudeCode) Answer(h *Hook, b []byte) (Answer, error) {
+	var in Input
+	if err := json.Unmarshal(b, &in); err != nil {
 		return Answer{}, fmt.Errorf("the hook input is not a JSON object: %v", err)
 	}
-	if o.Off {
-		return Answer{Reason: "retval is off: the output is shown as is"}, nil
+	call := Call{Run: in.SessionID, ID: in.ToolUseID, Tool: in.ToolName}
+	switch in.HookEventName {
+	case "PreToolUse":
+		return claudePre(h, call, in.ToolInput)
+	case "SessionStart":
+		return claudeAnswer(hookOutput{HookEventName: "SessionStart", AdditionalContext: expand.Instructions}, nil)
+	case "", "PostToolUse":
+	default:
+		return Answer{Reason: fmt.Sprintf("a %s hook input: only SessionStart, PreToolUse and PostToolUse are answered", in.HookEventName)}, nil
 	}
-	if inp.HookEventName != "" && inp.HookEventName != "PostToolUse" {
-		return Answer{Reason: fmt.Sprintf("a %s hook input: only PostToolUse is answered", inp.HookEventName)}, nil
+	if paths := expand.Unexpanded(in.ToolInput); len(paths) > 0 {
+		// The fail-open case: the call ran with its references as the
+		// model wrote them (no PreToolUse expanded them).
+		return claudeAnswer(hookOutput{HookEventName: "PostToolUse", AdditionalContext: unexpandedNote(paths)}, nil)
 	}
-	if len(inp.ToolResponse) == 0 {
+	switch {
+	case len(in.ToolResponse) == 0:
 		return Answer{}, errors.New("the hook input has no tool_response")
-	}
-	if inp.SessionID == "" || inp.ToolUseID == "" {
+	case in.SessionID == "" || in.ToolUseID == "":
 		return Answer{}, errors.New("the hook input lacks session_id or tool_use_id")
+	case in.ToolName == "Bash":
+		return claudeBash(h, call, in.ToolResponse)
+	case strings.HasPrefix(in.ToolName, "mcp__"):
+		return claudeMCP(h, call, in.ToolResponse)
 	}
-	dir, err := filepath.Abs(o.RunsDir)
-	if retain.IsObjectStore(o.RunsDir) {
-		dir = o.RunsDir
-	} else if err != nil || o.RunsDir == "" {
-		return Answer{}, fmt.Errorf("no store: set runs_dir in the config file")
-	}
-	store := retain.Open(dir)
-	store.OnLogError = o.OnLogError
-	h := &handler{store: store, in: inp, opts: o}
-	switch {
-	case inp.ToolName == "Bash":
-		return h.bash()
-	case strings.HasPrefix(inp.ToolName, "mcp__"):
-		return h.mcp()
-	}
-	return Answer{Reason: fmt.Sprintf("tool %q is not one the hook handles (Bash, mcp__*)", inp.ToolName)}, nil
+	return Answer{Reason: fmt.Sprintf("tool %q is not one the hook handles (Bash, mcp__*)", in.ToolName)}, nil
 }
 
-type handler struct {
-	store *retain.Store
-	in    Input
-	opts  Options
-}
-
-// retain keeps r as the value of call and returns its stub, or "" and a
-// reason when it was not retained.
-func (h *handler) retain(r io.Reader, call string, meta retain.Meta, note string) (*retain.Result, string, error) {
-	res, err := h.store.Retain(r, io.Discard, retain.RetainOptions{
-		Run: h.in.SessionID, Call: call, Meta: meta, Limits: h.opts.Limits,
-		// legacy: at capacity the hook passes (a preview without a
-		// reference is worse than Claude Code's own); bounded would fail.
-		Policy: retain.PolicyLegacy, Compress: h.opts.Compress,
-		ReadMore: retain.ReadMoreShell, Via: "hook", Note: note,
-	})
-	switch {
-	case err != nil:
-		return nil, "", err
-	case res.Warning != nil:
-		return nil, "", fmt.Errorf("the store could not take the output: %v", res.Warning)
-	case res.Verbatim:
-		return nil, "the output is within the threshold: shown as is", nil
-	case !res.Retained:
-		return nil, "not retained (" + res.NotRetained + "): the output is shown as is", nil
-	}
-	return res, "", nil
-}
-
-func (h *handler) bash() (Answer, error) {
+func claudeBash(h *Hook, call Call, raw json.RawMessage) (Answer, error) {
 	var resp bashResponse
-	if err := json.Unmarshal(h.in.ToolResponse, &resp); err != nil || resp.Stdout == nil {
+	if err := json.Unmarshal(raw, &resp); err != nil || resp.Stdout == nil {
 		return Answer{}, errors.New("the Bash tool_response has no stdout")
 	}
 	if resp.IsImage {
 		return Answer{Reason: "an image: shown as is"}, nil
 	}
-	var value io.Reader = strings.NewReader(*resp.Stdout)
-	if p := resp.PersistedOutputPath; p != "" {
-		// Claude Code cut stdout and wrote the whole output here: read
-		// that, never the cut copy, and never block on or follow
-		// something that is not a plain file.
-		if !filepath.IsAbs(p) {
-			return Answer{}, fmt.Errorf("persistedOutputPath %q is not absolute", p)
-		}
-		f, err := fsx.Open(p)
-		if err != nil {
-			return Answer{}, fmt.Errorf("reading the whole output: %v", err)
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return Answer{}, err
-		}
-		if m := h.opts.Limits.Effective().MaxValueSize; m > 0 && fi.Size() > m {
-			return Answer{Reason: fmt.Sprintf("the output's %d bytes exceed max-value-size %d: shown as is", fi.Size(), m)}, nil
-		}
-		value = io.LimitReader(f, fi.Size())
-	}
-	res, reason, err := h.retain(value, h.in.ToolUseID, retain.Meta{Tool: h.in.ToolName, TimedOut: resp.Interrupted}, "")
-	if res == nil {
+	shown, reason, err := h.Shell(call, Shell{Stdout: *resp.Stdout, Saved: resp.PersistedOutputPath, SavedAs: "persistedOutputPath",
+		Stderr: resp.Stderr, Interrupted: resp.Interrupted})
+	if shown == nil {
 		return Answer{Reason: reason}, err
 	}
-	// stderr: kept as it is when small; a large one is retained too (its
-	// own value, call id TOOL_USE_ID-stderr) and shown as its stub. When
-	// that fails it is kept whole: nothing Claude Code would show is lost.
-	stderr := resp.Stderr
-	if int64(len(stderr)) > h.opts.Limits.Effective().Threshold && h.opts.Limits.Effective().Threshold > 0 {
-		if r, _, err := h.retain(strings.NewReader(stderr), h.in.ToolUseID+"-stderr", retain.Meta{Tool: h.in.ToolName + " stderr", TimedOut: resp.Interrupted}, ""); err == nil && r != nil {
-			stderr = r.Stub
-		}
-	}
-	out := &bashOutput{Stdout: res.Stub, Stderr: stderr, Interrupted: resp.Interrupted}
-	return answer(hookOutput{HookEventName: "PostToolUse", UpdatedToolOutput: out}, res.Descriptor)
+	// persistedOutputPath is never sent back: Claude Code would show its
+	// own copy of the output again.
+	out := &bashOutput{Stdout: shown.Stdout, Stderr: shown.Stderr, Interrupted: resp.Interrupted}
+	return claudeAnswer(hookOutput{HookEventName: "PostToolUse", UpdatedToolOutput: out}, shown.Descriptor)
 }
 
-func (h *handler) mcp() (Answer, error) {
+func claudeMCP(h *Hook, call Call, raw json.RawMessage) (Answer, error) {
 	// The full result, as a string (often the JSON text of the structured
 	// result) or, from some servers, as JSON.
 	var text string
-	if err := json.Unmarshal(h.in.ToolResponse, &text); err != nil {
-		text = string(h.in.ToolResponse)
+	if err := json.Unmarshal(raw, &text); err != nil {
+		text = string(raw)
 	}
 	value, from := Payload([]byte(text))
 	note := ""
 	if from != "" {
 		note = "[the value is " + from + ", decoded from the result's JSON]\n"
 	}
-	res, reason, err := h.retain(strings.NewReader(string(value)), h.in.ToolUseID, retain.Meta{Tool: h.in.ToolName}, note)
-	if res == nil {
+	kept, reason, err := h.Retain(strings.NewReader(string(value)), Value{Call: call, Note: note})
+	if kept == nil {
 		return Answer{Reason: reason}, err
 	}
-	stub := res.Stub + note
-	return answer(hookOutput{HookEventName: "PostToolUse", UpdatedMCPToolOutput: &stub}, res.Descriptor)
+	return claudeAnswer(hookOutput{HookEventName: "PostToolUse", UpdatedMCPToolOutput: &kept.Stub}, kept.Descriptor)
+}
+
+// claudePre answers PreToolUse: a call whose input holds references
+// ($expand: strings; for an MCP tool, whose input Claude Code does not
+// check before the hook, bare node objects too) gets updatedInput, the
+// expanded input, with no permission decision — Claude Code's own rules
+// then judge the expanded call, so the hook grants nothing — and
+// additionalContext, the bytes and SHA-256 of each expanded field. A
+// reference that fails denies the call, naming each failure. Any other
+// call: no output, Claude Code runs it as it is.
+func claudePre(h *Hook, call Call, input json.RawMessage) (Answer, error) {
+	if len(input) == 0 {
+		return Answer{Reason: "no tool_input"}, nil
+	}
+	in, err := h.Expand(call, input, expand.InputOptions{Objects: strings.HasPrefix(call.Tool, "mcp__")})
+	if retain.CodeOf(err) == retain.CodeExpandRefused {
+		return claudeAnswer(hookOutput{HookEventName: "PreToolUse", PermissionDecision: "deny",
+			PermissionDecisionReason: refusalText(err)}, nil)
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	if len(in.Fields) == 0 {
+		return Answer{Reason: "no $expand: reference in the tool input: run as it is"}, nil
+	}
+	return claudeAnswer(hookOutput{HookEventName: "PreToolUse", UpdatedInput: json.RawMessage(in.Doc),
+		AdditionalContext: in.Summary()}, nil)
 }
 
 // hookOutput is the answer's hookSpecificOutput. For Bash the object form
@@ -229,36 +162,116 @@ type hookOutput struct {
 	HookEventName        string      `json:"hookEventName"`
 	UpdatedToolOutput    *bashOutput `json:"updatedToolOutput,omitempty"`
 	UpdatedMCPToolOutput *string     `json:"updatedMCPToolOutput,omitempty"`
+	// PreToolUse: the expanded input, or a denial.
+	PermissionDecision       string          `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
+	// AdditionalContext reaches the model as a system message.
+	AdditionalContext string `json:"additionalContext,omitempty"`
 }
 
-// bashOutput replaces the Bash tool's output. persistedOutputPath is never
-// sent back: Claude Code would show its own copy of the output again.
+// bashOutput replaces the Bash tool's output.
 type bashOutput struct {
 	Stdout      string `json:"stdout"`
 	Stderr      string `json:"stderr"`
 	Interrupted bool   `json:"interrupted"`
 }
 
-func answer(h hookOutput, d *retain.Descriptor) (Answer, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
+func claudeAnswer(h hookOutput, d *retain.Descriptor) (Answer, error) {
+	b, err := encode(struct {
 		HookSpecificOutput hookOutput `json:"hookSpecificOutput"`
-	}{h}); err != nil {
-		return Answer{}, err
-	}
-	return Answer{Output: []byte(b.String()), Descriptor: d}, nil
+	}{h})
+	return Answer{Output: b, Descriptor: d}, err
 }
 
-// DefaultRunsDir is the hook's store where none is configured:
-// $XDG_STATE_HOME/retval/runs, by default ~/.local/state/retval/runs
-// (never ./runs, which would scatter stores over every project the agent
-// visits). It is absolute, or "" when neither variable says where.
-func DefaultRunsDir() string {
-	dir := config.XDGDir("XDG_STATE_HOME", filepath.Join(".local", "state"))
-	if dir == "" {
-		return ""
+// Matcher is the tools the PostToolUse entry is for: Bash and every MCP
+// tool, whose outputs it retains, and the tools whose input may hold
+// references, so that one run with its references unexpanded is flagged.
+const Matcher = "Bash|mcp__.*|Write|Edit|MultiEdit|NotebookEdit"
+
+// PreMatcher is the tools the PreToolUse entry is for: those whose input
+// may hold references. (Edit's old_string is checked against the file
+// before the hook runs, so only its new_string can be one.)
+const PreMatcher = "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*"
+
+// Allowed are the permissions.allow entries that let the model read
+// values through its Bash tool without a permission prompt.
+var Allowed = []string{"Bash(retval peek:*)", "Bash(retval resolve:*)"}
+
+// ClaudeCodeSettings is what retval adds to a Claude Code settings file:
+// the PostToolUse hook for Bash and MCP tools, and the allow entries for
+// the model's read commands, which always go into the user's file: Claude
+// Code ignores a project's permissions.allow until the folder is trusted
+// (while it runs the project's hooks regardless).
+var ClaudeCodeSettings = &Settings{
+	Agent:       "Claude Code",
+	Name:        "claude-code",
+	Hooks:       []HookEntry{{Event: "PostToolUse", Matcher: Matcher}, {Event: "PreToolUse", Matcher: PreMatcher}, {Event: "SessionStart"}},
+	AllowAt:     []string{"permissions", "allow"},
+	Allowed:     Allowed,
+	AllowedFor:  "retval peek and retval resolve",
+	AllowInUser: "Claude Code ignores a project's permissions.allow until the folder is trusted",
+	UserFile:    UserSettings,
+	ProjectFile: ProjectSettings,
+}
+
+// UserSettings is the user's Claude Code settings file:
+// $CLAUDE_CONFIG_DIR/settings.json when that is set, else
+// ~/.claude/settings.json.
+func UserSettings() (string, error) {
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return filepath.Abs(filepath.Join(d, "settings.json"))
 	}
-	return filepath.Join(dir, "retval", "runs")
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no home directory: set HOME, or use --project DIR")
+	}
+	return filepath.Join(home, ".claude", "settings.json"), nil
+}
+
+// ProjectSettings is the settings file of the project in dir.
+func ProjectSettings(dir string) (string, error) { return projectFile(dir, ".claude", "settings.json") }
+
+// Command is the hook's command line for the retval binary at exe.
+func Command(exe string) string { return ClaudeCodeSettings.Command(exe) }
+
+// Install adds the hook entry
+//
+//	{"matcher":"Bash|mcp__.*","hooks":[{"type":"command","command":COMMAND}]}
+//
+// to hooks.PostToolUse in o.Hooks and the Allowed entries to
+// permissions.allow in o.Allow (see Settings.Install).
+func Install(o InstallOptions) ([]Change, error) { return ClaudeCodeSettings.Install(o) }
+
+// Uninstall removes what Install added (see Settings.Uninstall).
+func Uninstall(o UninstallOptions) ([]Change, error) { return ClaudeCodeSettings.Uninstall(o) }
+
+// refusalText is a refused expansion as one message: every failing
+// reference with its path in the input and its code.
+func refusalText(err error) string {
+	var r *expand.Refusal
+	if !errors.As(err, &r) {
+		return "retval: " + err.Error()
+	}
+	var b strings.Builder
+	b.WriteString("retval could not expand the references of this call; nothing ran:")
+	for _, f := range r.Failures {
+		fmt.Fprintf(&b, " at %q: %s (%s);", f.Path, f.Message, f.Code)
+	}
+	b.WriteString(" correct them and call again")
+	return b.String()
+}
+
+// unexpandedNote tells the model that a call ran with its references as
+// written.
+func unexpandedNote(paths []string) string {
+	return fmt.Sprintf("retval: the tool received %s still beginning with $expand: — no hook expanded the reference, so the text was used as written (a file may now hold it literally); check the retval hook is installed and trusted, then redo the call", strings.Join(quoteAll(paths), ", "))
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = fmt.Sprintf("%q", x)
+	}
+	return out
 }

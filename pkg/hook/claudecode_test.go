@@ -172,7 +172,7 @@ func TestBashPersistedOutputHostile(t *testing.T) {
 	}{
 		{name: "fifo", path: fifo, wantErr: "is not a regular file"},
 		{name: "device", path: "/dev/zero", wantErr: "is not a regular file"},
-		{name: "symlink", path: link, wantErr: "is a symlink"},
+		{name: "symlink", path: link, wantErr: "persistedOutputPath " + link + " is a symlink: the whole output is read only from a plain file"},
 		{name: "missing", path: filepath.Join(tmp, "gone"), wantErr: "no such file"},
 		{name: "relative", path: "real.txt", wantErr: "not absolute"},
 		{name: "too big", path: real, opts: Options{Limits: retain.Limits{MaxValueSize: 1000}}, wantReason: "exceed max-value-size 1000"},
@@ -229,11 +229,18 @@ func TestBashStderr(t *testing.T) {
 	if got, d := stored(t, dir, "sess", "b-stderr"); got != big || d.Tool != "Bash stderr" {
 		t.Errorf("stderr value: %d bytes, tool %q", len(got), d.Tool)
 	}
-	// Small stdout with large stderr: nothing to replace (Claude Code
-	// shows stderr merged into stdout anyway).
-	ans, _ = ClaudeCode(strings.NewReader(bashInput(t, "sess", "c", map[string]any{"stdout": "ok\n", "stderr": big, "interrupted": false})), Options{RunsDir: dir})
-	if len(ans.Output) > 0 {
-		t.Errorf("answered %s", ans.Output)
+	// Small stdout with large stderr: stderr is retained all the same,
+	// and stdout shown as it is.
+	ans, err = ClaudeCode(strings.NewReader(bashInput(t, "sess", "c", map[string]any{"stdout": "ok\n", "stderr": big, "interrupted": false})), Options{RunsDir: dir})
+	if err != nil || len(ans.Output) == 0 {
+		t.Fatalf("no answer for a big stderr: %q %v", ans.Reason, err)
+	}
+	u = decode(t, ans.Output).HookSpecificOutput.UpdatedToolOutput
+	if u.Stdout != "ok\n" || !strings.HasPrefix(u.Stderr, "[retained #c-stderr] 33000 bytes, 3000 lines") {
+		t.Errorf("stdout %q, stderr %.80q", u.Stdout, u.Stderr)
+	}
+	if got, _ := stored(t, dir, "sess", "c-stderr"); got != big {
+		t.Errorf("stderr value: %d bytes", len(got))
 	}
 }
 
@@ -308,7 +315,7 @@ func TestPass(t *testing.T) {
 		{name: "small", in: bashInput(t, "s", "c", map[string]any{"stdout": "hello\n", "stderr": "", "interrupted": false}), want: "within the threshold"},
 		{name: "off", in: bashInput(t, "s", "c", map[string]any{"stdout": big}), opts: Options{Off: true}, want: "retval is off"},
 		{name: "other tool", in: `{"session_id":"s","tool_use_id":"c","tool_name":"Read","tool_response":{"file":{}}}`, want: `tool "Read" is not one the hook handles`},
-		{name: "other event", in: `{"session_id":"s","tool_use_id":"c","hook_event_name":"PreToolUse","tool_name":"Bash","tool_response":{}}`, want: "only PostToolUse"},
+		{name: "other event", in: `{"session_id":"s","tool_use_id":"c","hook_event_name":"Notification","tool_name":"Bash","tool_response":{}}`, want: "only SessionStart, PreToolUse and PostToolUse"},
 		{name: "image", in: bashInput(t, "s", "c", map[string]any{"stdout": big, "isImage": true}), want: "an image"},
 		{name: "not JSON", in: "garbage", want: "not a JSON object"},
 		{name: "no stdout", in: bashInput(t, "s", "c", map[string]any{"stderr": big}), want: "no stdout"},

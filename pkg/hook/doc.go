@@ -1,9 +1,25 @@
-// Package hook plugs retval into agent harnesses that let a hook replace a
-// tool's output before the model sees it. ClaudeCode answers one Claude
-// Code PostToolUse hook input: a big Bash or MCP result is retained and the
-// model is shown its stub, whose read-more line is a shell command the
-// model can run with its Bash tool. Install and Uninstall add and remove
-// that hook in a Claude Code settings file.
+// Package hook plugs retval into agents that let a hook replace a tool's
+// output before the model sees it: a big result is retained and the model
+// is shown its stub, whose read-more line is a command the model can run
+// with one of its own tools.
+//
+// The package is one seam with an adapter per agent. What every agent's
+// hook does is written once:
+//
+//   - Hook (hook.go): decide to retain or to let an output through, in
+//     the run of the agent's session under the agent's id of the call;
+//     the stub with its read-more line in the form the agent's model can
+//     call (Shell output with a saved whole copy and a stderr, MCP content
+//     Blocks, any other Retain);
+//   - Settings (install.go): install and uninstall retval's entries in an
+//     agent's JSON settings file, with a backup, a note of what was added
+//     so that uninstall removes that alone, and every other byte kept.
+//
+// What is an agent's own — its hook's input and answer, its settings
+// files, its allow-rule syntax, its read-more form — is one file per
+// agent implementing Agent: claudecode.go (Claude Code's PostToolUse
+// hook) and opencode.go (what the opencode plugin hands over). Another
+// agent is another such file.
 //
 // A Go harness calls it as the CLI does:
 //
@@ -13,6 +29,6 @@
 //	}
 //	os.Stdout.Write(ans.Output)
 //
-// A hook never breaks a tool call: every failure leaves the output as
-// Claude Code has it (no answer), and the caller exits 0.
+// A hook never breaks a tool call: every failure leaves the output as the
+// agent has it (no answer), and the caller exits 0.
 package hook

@@ -77,12 +77,16 @@ type settingsOf struct {
 		Allow []string `json:"allow"`
 	} `json:"permissions"`
 	Hooks struct {
-		PostToolUse []struct {
-			Matcher string `json:"matcher"`
-			Hooks   []struct {
-				Type, Command string
-			} `json:"hooks"`
-		} `json:"PostToolUse"`
+		PostToolUse  []matcherGroup `json:"PostToolUse"`
+		PreToolUse   []matcherGroup `json:"PreToolUse"`
+		SessionStart []matcherGroup `json:"SessionStart"`
+	} `json:"hooks"`
+}
+
+type matcherGroup struct {
+	Matcher string `json:"matcher"`
+	Hooks   []struct {
+		Type, Command string
 	} `json:"hooks"`
 }
 
@@ -95,15 +99,24 @@ func decodeSettings(t *testing.T, p string) settingsOf {
 	return s
 }
 
-// retvalHooks counts the groups running cmd.
+// retvalHooks counts the groups running cmd with the PostToolUse matcher;
+// it fails the test when the PreToolUse and SessionStart entries do not
+// stand beside each of them.
 func retvalHooks(s settingsOf, cmd string) int {
-	n := 0
-	for _, g := range s.Hooks.PostToolUse {
-		for _, h := range g.Hooks {
-			if h.Command == cmd && h.Type == "command" && g.Matcher == Matcher {
-				n++
+	count := func(groups []matcherGroup, matcher string) int {
+		n := 0
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				if h.Command == cmd && h.Type == "command" && g.Matcher == matcher {
+					n++
+				}
 			}
 		}
+		return n
+	}
+	n := count(s.Hooks.PostToolUse, Matcher)
+	if count(s.Hooks.PreToolUse, PreMatcher) != n || count(s.Hooks.SessionStart, "") != n {
+		return -1
 	}
 	return n
 }
@@ -210,7 +223,28 @@ func TestInstallNewFile(t *testing.T) {
   "hooks": {
     "PostToolUse": [
       {
-        "matcher": "Bash|mcp__.*",
+        "matcher": "Bash|mcp__.*|Write|Edit|MultiEdit|NotebookEdit",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "'/opt/my tools/retval' hook claude-code"
+          }
+        ]
+      }
+    ],
+    "PreToolUse": [
+      {
+        "matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "'/opt/my tools/retval' hook claude-code"
+          }
+        ]
+      }
+    ],
+    "SessionStart": [
+      {
         "hooks": [
           {
             "type": "command",
@@ -225,12 +259,13 @@ func TestInstallNewFile(t *testing.T) {
 	if got := read(t, p); got != want {
 		t.Errorf("got\n%s", got)
 	}
-	// A retval binary at another path is the same hook: uninstall finds it.
-	if ch, err := Uninstall(UninstallOptions{Hooks: p, Command: cmdA}); err != nil || !ch[0].Changed {
+	// A retval binary at another path is the same hook: uninstall finds
+	// it, and takes away the file and the directories install made.
+	if ch, err := Uninstall(UninstallOptions{Hooks: p, Command: cmdA}); err != nil || !ch[0].Changed || !ch[0].Deleted {
 		t.Fatalf("%+v %v", ch, err)
 	}
-	if got := read(t, p); got != "{}\n" {
-		t.Errorf("after uninstall: %q", got)
+	if ents, _ := os.ReadDir(filepath.Dir(filepath.Dir(filepath.Dir(p)))); len(ents) != 0 {
+		t.Errorf("after uninstall: %v left", ents)
 	}
 }
 
@@ -258,7 +293,7 @@ func TestUninstallSharedGroup(t *testing.T) {
 	if _, err := Uninstall(UninstallOptions{Hooks: p}); err != nil {
 		t.Fatal(err)
 	}
-	want := "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\n        \"matcher\": \"Bash|mcp__.*\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"logger\"\n          }\n        ]\n      }\n    ]\n  }\n}"
+	want := `{"hooks":{"PostToolUse":[{"matcher":"Bash|mcp__.*","hooks":[{"type":"command","command":"logger"}]}]}}`
 	if got := read(t, p); got != want {
 		t.Errorf("got\n%s", got)
 	}
@@ -273,7 +308,7 @@ func TestInstallRefuses(t *testing.T) {
 		{"hooks not an object", `{"hooks": []}`, "hooks is not an object"},
 		{"PostToolUse not an array", `{"hooks": {"PostToolUse": {}}}`, "hooks.PostToolUse is not an array"},
 		{"allow not an array", `{"permissions": {"allow": "x"}}`, "permissions.allow is not an array"},
-		{"duplicate key", `{"hooks": {}, "hooks": {}}`, `the key "hooks" occurs twice`},
+		{"duplicate key", `{"hooks": {}, "hooks": {}}`, `names the key "hooks" twice`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "settings.json")
@@ -312,7 +347,7 @@ func TestInstallDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := string(ch[0].Diff)
-	for _, want := range []string{"+        \"matcher\": \"Bash|mcp__.*\",", "+            \"command\": \"" + cmdA + "\"", "+      \"Bash(retval peek:*)\","} {
+	for _, want := range []string{"+        \"matcher\": \"" + Matcher + "\",", "+        \"matcher\": \"" + PreMatcher + "\",", "+            \"command\": \"" + cmdA + "\"", "+      \"Bash(retval peek:*)\","} {
 		if !strings.Contains(d, want) {
 			t.Errorf("diff lacks %q:\n%s", want, d)
 		}
@@ -384,5 +419,231 @@ func TestInstallSecondWriteFails(t *testing.T) {
 	ch, err := Install(InstallOptions{Hooks: proj, Allow: filepath.Join(home, "settings.json"), Command: cmdA})
 	if err != nil || ch[0].Changed || !ch[1].Changed {
 		t.Fatalf("running again: %+v, %v; want only the user's file changed", ch, err)
+	}
+}
+
+// Allow entries the user had before install are the user's: install
+// says it added only the missing one, and uninstall removes only that.
+func TestUninstallKeepsUsersAllowEntries(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	orig := "{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(retval peek:*)\"\n    ]\n  }\n}\n"
+	write(t, p, orig)
+	ch, err := Install(InstallOptions{Hooks: p, Allow: p, Command: cmdA})
+	if err != nil || !ch[0].Allow {
+		t.Fatalf("install: %+v %v", ch, err)
+	}
+	if got := decodeSettings(t, p).Permissions.Allow; strings.Join(got, ",") != "Bash(retval peek:*),Bash(retval resolve:*)" {
+		t.Errorf("allow after install: %v", got)
+	}
+	if _, err := Uninstall(UninstallOptions{Hooks: p, Allow: p}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, p); got != orig {
+		t.Errorf("after uninstall:\n%s\nwant\n%s", got, orig)
+	}
+	if _, err := os.Stat(p + NoteSuffix); !os.IsNotExist(err) {
+		t.Errorf("the note is still there: %v", err)
+	}
+}
+
+// An install into a home or a project with no settings file, then an
+// uninstall, leaves nothing behind: no file, no backup, no note, no
+// directory install made.
+func TestInstallUninstallLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	home, proj := filepath.Join(tmp, "home"), filepath.Join(tmp, "proj")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(proj, 0o755)
+	user := filepath.Join(home, ".claude", "settings.json")
+	project := filepath.Join(proj, ".claude", "settings.json")
+	empty := func(dir string) {
+		t.Helper()
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			var names []string
+			filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { names = append(names, p); return nil })
+			t.Errorf("left behind in %s: %v", dir, names)
+		}
+	}
+	// --user twice (the second changes nothing), then out.
+	for range 2 {
+		if _, err := Install(InstallOptions{Hooks: user, Allow: user, Command: cmdA}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ch, err := Uninstall(UninstallOptions{Hooks: user, Allow: user}); err != nil || !ch[0].Deleted || ch[0].Backup != "" {
+		t.Fatalf("uninstall --user: %+v %v", ch, err)
+	}
+	empty(home)
+	// --project: the hook in the project, the allow entries in the user's
+	// file; uninstall --project, then uninstall --user.
+	if _, err := Install(InstallOptions{Hooks: project, Allow: user, Command: cmdA}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Uninstall(UninstallOptions{Hooks: project}); err != nil {
+		t.Fatal(err)
+	}
+	empty(proj)
+	if _, err := Uninstall(UninstallOptions{Hooks: user, Allow: user}); err != nil {
+		t.Fatal(err)
+	}
+	empty(home)
+	// A file that held only white space gets it back.
+	write(t, user, "\n\n")
+	Install(InstallOptions{Hooks: user, Allow: user, Command: cmdA})
+	Uninstall(UninstallOptions{Hooks: user, Allow: user})
+	if got := read(t, user); got != "\n\n" {
+		t.Errorf("a blank file became %q", got)
+	}
+}
+
+// install + uninstall is byte for byte, whatever the file's layout:
+// compact on one line, CRLF line endings, tabs; and install writes its
+// entries in that layout.
+func TestInstallRoundTripLayouts(t *testing.T) {
+	for _, c := range []struct{ name, orig, installed string }{
+		{"compact", `{"model":"opus","permissions":{"allow":["Bash(npm test:*)"]}}`,
+			`{"model":"opus","permissions":{"allow":["Bash(npm test:*)","Bash(retval peek:*)","Bash(retval resolve:*)"]},"hooks":{"PostToolUse":[{"matcher":"Bash|mcp__.*|Write|Edit|MultiEdit|NotebookEdit","hooks":[{"type":"command","command":"/usr/local/bin/retval hook claude-code"}]}],"PreToolUse":[{"matcher":"Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*","hooks":[{"type":"command","command":"/usr/local/bin/retval hook claude-code"}]}],"SessionStart":[{"hooks":[{"type":"command","command":"/usr/local/bin/retval hook claude-code"}]}]}}`},
+		{"crlf", strings.ReplaceAll(original, "\n", "\r\n"), ""},
+		{"tabs", strings.ReplaceAll(original, "  ", "\t"), ""},
+		{"one line with spaces", `{"model": "opus", "hooks": {"Stop": []}}` + "\n", ""},
+		{"empty object", "{}", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "settings.json")
+			write(t, p, c.orig)
+			if _, err := Install(InstallOptions{Hooks: p, Allow: p, Command: cmdA}); err != nil {
+				t.Fatal(err)
+			}
+			got := read(t, p)
+			if c.installed != "" && got != c.installed {
+				t.Errorf("installed:\n%s\nwant\n%s", got, c.installed)
+			}
+			if strings.Contains(c.orig, "\r\n") && strings.Count(got, "\n") != strings.Count(got, "\r\n") {
+				t.Errorf("a bare LF in a CRLF file:\n%q", got)
+			}
+			if s := decodeSettings(t, p); retvalHooks(s, cmdA) != 1 || len(s.Permissions.Allow) < 2 {
+				t.Errorf("installed: %+v", s)
+			}
+			if _, err := Uninstall(UninstallOptions{Hooks: p, Allow: p}); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(t, p); got != c.orig {
+				t.Errorf("after uninstall:\n%q\nwant\n%q", got, c.orig)
+			}
+		})
+	}
+}
+
+// A settings file that is a symlink to a file not made yet (a dotfile
+// manager's): install creates the target, the link stays a link, and
+// uninstall takes the target away again.
+func TestInstallDanglingSymlink(t *testing.T) {
+	tmp := t.TempDir()
+	dot := filepath.Join(tmp, "dotfiles")
+	os.MkdirAll(dot, 0o755)
+	link := filepath.Join(tmp, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink(filepath.Join(dot, "claude.json"), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(InstallOptions{Hooks: link, Allow: link, Command: cmdA}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the symlink was replaced: %v %v", fi, err)
+	}
+	if retvalHooks(decodeSettings(t, filepath.Join(dot, "claude.json")), cmdA) != 1 {
+		t.Error("the target was not written")
+	}
+	if _, err := Uninstall(UninstallOptions{Hooks: link, Allow: link}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("uninstall took the symlink: %v %v", fi, err)
+	}
+	if ents, _ := os.ReadDir(dot); len(ents) != 0 {
+		t.Errorf("left in the dotfiles: %v", ents)
+	}
+	// A link into a directory that does not exist is refused, saying why.
+	nowhere := filepath.Join(tmp, "nowhere.json")
+	os.Symlink(filepath.Join(tmp, "gone", "x.json"), nowhere)
+	if _, err := Install(InstallOptions{Hooks: nowhere, Command: cmdA}); err == nil || !strings.Contains(err.Error(), "whose directory does not exist") {
+		t.Errorf("install through a link into nowhere: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "gone")); err == nil {
+		t.Error("install made the link's directory")
+	}
+}
+
+// retval's own entry, written by hand with arguments, is recognised:
+// install adds no second hook, and uninstall keeps it (it was there
+// before install); install + uninstall leaves the file as it was.
+func TestInstallRecognisesRetvalEntry(t *testing.T) {
+	for _, own := range []string{
+		"retval hook claude-code --threshold 50KiB",
+		"'/opt/my tools/retval' hook claude-code --off",
+		"RETVAL_THRESHOLD=50KiB /usr/bin/retval hook claude-code",
+	} {
+		p := filepath.Join(t.TempDir(), "settings.json")
+		orig := `{"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": ` + jsonQuote(own) + `}]}]}}`
+		write(t, p, orig)
+		ch, err := Install(InstallOptions{Hooks: p, Allow: p, Command: cmdA})
+		if err != nil || ch[0].Own != own {
+			t.Fatalf("%s: install %+v %v", own, ch, err)
+		}
+		if s := decodeSettings(t, p); len(s.Hooks.PostToolUse) != 1 {
+			t.Errorf("%s: a second hook: %+v", own, s.Hooks)
+		}
+		ch, err = Uninstall(UninstallOptions{Hooks: p, Allow: p})
+		if err != nil || ch[0].Own != own {
+			t.Fatalf("%s: uninstall %+v %v", own, ch, err)
+		}
+		if got := read(t, p); got != orig {
+			t.Errorf("%s: after uninstall:\n%s", own, got)
+		}
+	}
+	for _, other := range []string{"retval hook claude-code install --user", "notretval hook claude-code", "retval hook gemini-cli", "echo 'retval hook claude-code"} {
+		if isRetvalHook(other, "claude-code", false) {
+			t.Errorf("%q taken for retval's hook", other)
+		}
+	}
+}
+
+// A file installed by an older retval has no note: uninstall removes the
+// hook, and keeps the allow entries (it cannot tell them from the
+// user's), saying so.
+func TestUninstallWithoutNote(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	write(t, p, `{"permissions": {"allow": ["Bash(retval peek:*)", "Bash(retval resolve:*)"]}, "hooks": {"PostToolUse": [{"matcher": "Bash|mcp__.*", "hooks": [{"type": "command", "command": "/old/retval hook claude-code"}]}]}}`)
+	ch, err := Uninstall(UninstallOptions{Hooks: p, Allow: p})
+	if err != nil || !ch[0].Hook || ch[0].Allow || len(ch[0].KeptAllow) != 2 {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	if got := read(t, p); got != `{"permissions": {"allow": ["Bash(retval peek:*)", "Bash(retval resolve:*)"]}}` {
+		t.Errorf("got %s", got)
+	}
+}
+
+func jsonQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// A note left beside a settings file the user has since deleted says
+// nothing of the file install makes next: that install starts afresh, so
+// the uninstall after it removes the file again.
+func TestStaleNote(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	write(t, p, original)
+	Install(InstallOptions{Hooks: p, Allow: p, Command: cmdA})
+	os.Remove(p)
+	if _, err := Install(InstallOptions{Hooks: p, Allow: p, Command: cmdA}); err != nil {
+		t.Fatal(err)
+	}
+	if ch, err := Uninstall(UninstallOptions{Hooks: p, Allow: p}); err != nil || !ch[0].Deleted {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	if m, _ := filepath.Glob(p + "*"); len(m) != 0 {
+		t.Errorf("left: %v", m)
 	}
 }

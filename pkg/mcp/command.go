@@ -86,8 +86,10 @@ func RunCommand(ctx context.Context, p *Proxy, cmd *exec.Cmd, clientIn io.Reader
 	serverOver := false // the server's stdout is at its end
 	gone := false       // the server exited
 	signaled := false   // the proxy had to signal it
+	clientEnded := false
 	select {
 	case <-clientDone: // the client is done (or cannot be read)
+		clientEnded = true
 	case err := <-serverDone:
 		serverOver = true
 		if err != nil { // a name collision, or its stdout broke
@@ -139,6 +141,22 @@ func RunCommand(ctx context.Context, p *Proxy, cmd *exec.Cmd, clientIn io.Reader
 		if err != nil && relayErr == nil {
 			relayErr = err
 		}
+	}
+	if !clientEnded && ctx.Err() == nil {
+		// The server went first: the client is not left waiting for what
+		// it asked and will never get, and is told why.
+		why := "the server closed its output before answering"
+		var ee *exec.ExitError
+		switch {
+		case errors.As(waitErr, &ee):
+			why = fmt.Sprintf("the server exited with status %d before answering", ee.ExitCode())
+			if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+				why = fmt.Sprintf("the server was killed by signal %d before answering", int(st.Signal()))
+			}
+		case gone && waitErr == nil:
+			why = "the server exited before answering"
+		}
+		p.AnswerPending(clientOut, why)
 	}
 	// No process of the server's group outlives the proxy.
 	killGroup(syscall.SIGKILL)

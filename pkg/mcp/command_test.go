@@ -118,6 +118,31 @@ func TestRunCommandServerExit(t *testing.T) {
 	}
 }
 
+// A server that dies mid-call: the pending request is answered with an
+// error saying why, and what it wrote that is not JSON-RPC (a log line,
+// half a frame) never reaches the client's stdout.
+func TestRunCommandServerDiesMidCall(t *testing.T) {
+	st, _ := newStore(t)
+	var log syncBuffer
+	p := &Proxy{Tools: &Tools{Store: st, Run: "r1"}, Session: "cmd", Log: &log}
+	c2pR, c2pW := io.Pipe()
+	defer c2pW.Close()
+	var out syncBuffer
+	go io.WriteString(c2pW, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read","arguments":{}}}`+"\n")
+	err := RunCommand(context.Background(), p, serverCmd(t, "dies", io.Discard), c2pR, &out, Waits{})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.ExitStatus() != 1 {
+		t.Errorf("RunCommand = %v, want exit status 1", err)
+	}
+	want := `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"retval: the server exited with status 1 before answering"}}` + "\n"
+	if out.String() != want {
+		t.Errorf("the client received %q\nwant %q", out.String(), want)
+	}
+	if !strings.Contains(log.String(), "not a JSON-RPC message, dropped") || !strings.Contains(log.String(), "answered 1 request(s) the server did not") {
+		t.Errorf("stderr %q", log.String())
+	}
+}
+
 // gatedWriter holds every write until gate is closed.
 type gatedWriter struct {
 	gate chan struct{}

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/retval/retval/internal/jsonstr"
+	"github.com/retval/retval/internal/mcpresult"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -21,15 +23,21 @@ import (
 // as they are, except for what retention changes:
 //
 //   - a tools/call result whose text (text blocks and embedded text
-//     resources) is over the threshold is retained, and the text is
-//     replaced by one text block holding the stub (structuredContent goes
-//     too; see retainResult);
+//     resources) is over the threshold is retained: each big block
+//     becomes its stub, small blocks stay, structuredContent goes with
+//     what else it held kept as text (internal/mcpresult);
 //   - a tools/list result loses every outputSchema, and its last page
 //     gains retval's tools;
 //   - an initialize result (server/discover, from protocol 2026-07-28 on)
-//     gains the tools capability and a line of instructions;
+//     gains the tools capability and instructions (ProxyInstructions);
 //   - a tools/call of one of retval's tools is answered here and never
-//     reaches the server.
+//     reaches the server;
+//   - a tools/call of the server's tools whose arguments hold references
+//     ("$expand:" strings, bare {"$ref": …} and {"$concat": …} objects)
+//     reaches the server with them expanded, and its result gains a last
+//     text block, the bytes and SHA-256 of each expanded argument; a call
+//     whose references fail is answered here, an error result naming
+//     each failure, and never reaches the server.
 //
 // Everything else — other requests and their responses, notifications,
 // progress, cancellation, cursors, the server's own requests (roots/list,
@@ -53,9 +61,30 @@ type Proxy struct {
 	Log io.Writer
 
 	calls   atomic.Int64
-	mu      sync.Mutex // guards pending
-	pending map[string]string
-	outMu   sync.Mutex // serializes writes to the client
+	mu      sync.Mutex // guards pending and batches
+	pending map[string]watched
+	// batches holds the answers the proxy gave itself to part of a batch
+	// (calls of retval's tools) until the server answers the rest, keyed
+	// by the ids of the requests it was sent: JSON-RPC answers a batch
+	// with one array.
+	batches map[string]*heldBatch
+	// inflight are the requests sent to the server and not yet answered,
+	// by id key: the client must not wait for ever when the server goes.
+	inflight map[string]json.RawMessage
+	outMu    sync.Mutex // serializes writes to the client
+}
+
+// watched is a request whose result the proxy rewrites: what it was
+// ("initialize", "tools/list", "tools/call TOOL") and, for a call whose
+// references the proxy expanded, the summary line the result gains.
+type watched struct {
+	what, summary string
+}
+
+// heldBatch is the proxy's own answers to part of a batch.
+type heldBatch struct {
+	answers [][]byte
+	ids     []string // the requests of the batch sent to the server
 }
 
 // NewSession returns a short random session token: 6 lowercase letters
@@ -159,12 +188,15 @@ func splitBatch(frame []byte) ([]json.RawMessage, bool) {
 }
 
 // fromClient relays the client's messages to the server, answering calls
-// of retval's tools itself.
+// of retval's tools itself and expanding the references in the arguments
+// of the others'.
 func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 	return readFrames(in, func(frame []byte) error {
 		msgs, batch := splitBatch(frame)
 		var forward [][]byte
 		var local [][]byte
+		var forwardIDs []string // the requests forwarded: answers will come
+		rewritten := false      // a message of forward is not the client's
 		for _, m := range msgs {
 			var e envelope
 			if json.Unmarshal(m, &e) != nil || !e.isRequest() {
@@ -182,17 +214,35 @@ func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 					local = append(local, response(e.ID, p.Tools.Call(params.Name, params.Arguments)))
 					continue
 				}
-				p.expect(e.ID, "tools/call "+params.Name)
+				x := p.expandCall(m, params.Name, params.Arguments)
+				if x.refused != nil {
+					local = append(local, response(e.ID, x.refused))
+					continue
+				}
+				if !bytes.Equal(x.msg, m) {
+					m, rewritten = x.msg, true
+				}
+				p.expect(e.ID, watched{what: "tools/call " + params.Name, summary: x.summary})
 			case "tools/list", "initialize", "server/discover":
-				p.expect(e.ID, e.Method)
+				p.expect(e.ID, watched{what: e.Method})
 			}
+			forwardIDs = append(forwardIDs, idKey(e.ID))
+			p.track(e.ID)
 			forward = append(forward, m)
+		}
+		if batch && len(local) > 0 && len(forwardIDs) > 0 {
+			// The server answers the rest of the batch: the proxy's own
+			// answers go into that array.
+			p.hold(&heldBatch{answers: local, ids: forwardIDs})
+			local = nil
 		}
 		var err error
 		switch {
 		case len(forward) == 0:
-		case len(forward) == len(msgs):
+		case len(forward) == len(msgs) && !rewritten:
 			err = writeFrame(serverOut, frame)
+		case !batch:
+			err = writeFrame(serverOut, forward[0])
 		default:
 			err = writeFrame(serverOut, joinBatch(forward))
 		}
@@ -207,22 +257,101 @@ func (p *Proxy) fromClient(in io.Reader, clientOut, serverOut io.Writer) error {
 	})
 }
 
-func (p *Proxy) expect(id json.RawMessage, what string) {
+func (p *Proxy) track(id json.RawMessage) {
 	p.mu.Lock()
-	if p.pending == nil {
-		p.pending = map[string]string{}
+	defer p.mu.Unlock()
+	if p.inflight == nil {
+		p.inflight = map[string]json.RawMessage{}
 	}
-	p.pending[idKey(id)] = what
+	p.inflight[idKey(id)] = append(json.RawMessage(nil), bytes.TrimSpace(id)...)
+}
+
+func (p *Proxy) untrack(id json.RawMessage) {
+	p.mu.Lock()
+	delete(p.inflight, idKey(id))
 	p.mu.Unlock()
 }
 
-func (p *Proxy) answered(id json.RawMessage) string {
+// AnswerPending answers every request the server was sent and did not
+// answer with a JSON-RPC error (-32603) saying why, and sends the
+// proxy's own answers it held for their batches: a client must not wait
+// for ever on a server that is gone.
+func (p *Proxy) AnswerPending(clientOut io.Writer, why string) {
+	p.mu.Lock()
+	ids := p.inflight
+	p.inflight = nil
+	batches := map[*heldBatch][][]byte{}
+	var single [][]byte
+	for k, id := range ids {
+		e := errorResponse(id, -32603, "retval: "+why)
+		if b := p.batches[k]; b != nil {
+			batches[b] = append(batches[b], e)
+			continue
+		}
+		single = append(single, e)
+	}
+	for _, b := range p.batches {
+		if _, ok := batches[b]; !ok {
+			batches[b] = nil
+		}
+	}
+	p.batches, p.pending = nil, nil
+	p.mu.Unlock()
+	for _, e := range single {
+		p.toClient(clientOut, e)
+	}
+	for b, errs := range batches {
+		p.toClient(clientOut, joinBatch(append(errs, b.answers...)))
+	}
+	if len(ids) > 0 {
+		p.logf("answered %d request(s) the server did not: %s", len(ids), why)
+	}
+}
+
+func (p *Proxy) hold(b *heldBatch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.batches == nil {
+		p.batches = map[string]*heldBatch{}
+	}
+	for _, id := range b.ids {
+		p.batches[id] = b
+	}
+}
+
+// held returns, once, the proxy's own answers of the batch whose request
+// id answers, nil when there are none.
+func (p *Proxy) held(id json.RawMessage) [][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.batches[idKey(id)]
+	if b == nil {
+		return nil
+	}
+	for _, k := range b.ids {
+		delete(p.batches, k)
+	}
+	return b.answers
+}
+
+func (p *Proxy) expect(id json.RawMessage, w watched) {
+	p.mu.Lock()
+	if p.pending == nil {
+		p.pending = map[string]watched{}
+	}
+	p.pending[idKey(id)] = w
+	p.mu.Unlock()
+}
+
+// answered returns, once, what the request id answers was; what is ""
+// for a request the proxy does not watch.
+func (p *Proxy) answered(id json.RawMessage) watched {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := idKey(id)
-	what := p.pending[k]
+	w := p.pending[k]
 	delete(p.pending, k)
-	return what
+	return w
 }
 
 func joinBatch(msgs [][]byte) []byte {
@@ -250,6 +379,7 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 		msgs, batch := splitBatch(frame)
 		changed := false
 		out := make([][]byte, len(msgs))
+		var extra [][]byte // the proxy's own answers to the same batch
 		for i, m := range msgs {
 			out[i] = m
 			// The id and method first: the result is decoded (copied) only
@@ -258,18 +388,30 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 			}
-			if json.Unmarshal(m, &h) != nil || h.Method != "" || len(h.ID) == 0 {
+			if err := json.Unmarshal(m, &h); err != nil {
+				// stdout carries only JSON-RPC: a line of the server's that
+				// is not (a log line, half a frame) never reaches the client.
+				p.logf("the server wrote a line that is not a JSON-RPC message, dropped: %.80q", m)
+				out[i] = nil
+				changed = true
 				continue
 			}
-			what := p.answered(h.ID)
-			if what == "" {
+			if h.Method != "" || len(h.ID) == 0 {
+				continue
+			}
+			p.untrack(h.ID)
+			if own := p.held(h.ID); own != nil {
+				extra = append(extra, own...)
+			}
+			w := p.answered(h.ID)
+			if w.what == "" {
 				continue
 			}
 			var e envelope
 			if json.Unmarshal(m, &e) != nil || len(e.Result) == 0 {
 				continue
 			}
-			res, err := p.rewrite(what, e.Result)
+			res, err := p.rewrite(w, e.Result)
 			if err != nil {
 				// The client must not wait for an answer that will not
 				// come: it gets the reason, and the relay ends.
@@ -281,7 +423,12 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 				changed = true
 			}
 		}
+		out = slices.DeleteFunc(out, func(m []byte) bool { return m == nil })
 		switch {
+		case len(out) == 0 && len(extra) == 0:
+			return nil
+		case len(extra) > 0:
+			return p.toClient(clientOut, joinBatch(append(out, extra...)))
 		case !changed:
 			return p.toClient(clientOut, frame)
 		case batch:
@@ -293,17 +440,31 @@ func (p *Proxy) fromServer(in io.Reader, clientOut io.Writer) error {
 
 // rewrite returns the new result of a watched request, or nil to relay it
 // unchanged.
-func (p *Proxy) rewrite(what string, result json.RawMessage) (json.RawMessage, error) {
+func (p *Proxy) rewrite(w watched, result json.RawMessage) (json.RawMessage, error) {
 	switch {
-	case what == "initialize" || what == "server/discover":
+	case w.what == "initialize" || w.what == "server/discover":
 		return rewriteInitialize(result), nil
-	case what == "tools/list":
+	case w.what == "tools/list":
 		return p.rewriteToolsList(result)
-	case strings.HasPrefix(what, "tools/call "):
-		if p.Off {
-			return nil, nil
+	case strings.HasPrefix(w.what, "tools/call "):
+		var res json.RawMessage
+		if !p.Off {
+			res = p.retainResult(strings.TrimPrefix(w.what, "tools/call "), result)
 		}
-		return p.retainResult(strings.TrimPrefix(what, "tools/call "), result), nil
+		if w.summary == "" {
+			return res, nil
+		}
+		// The summary goes after retention: the value holds what the
+		// server answered and nothing else, and the line is never hidden
+		// behind a stub.
+		base := res
+		if base == nil {
+			base = result
+		}
+		if s := withSummary(base, w.summary); s != nil {
+			return s, nil
+		}
+		return res, nil
 	}
 	return nil, nil
 }
@@ -317,8 +478,9 @@ func object(b json.RawMessage) map[string]json.RawMessage {
 	return m
 }
 
-// rewriteInitialize adds the tools capability, when missing, and the line
-// of instructions to the result of initialize or server/discover.
+// rewriteInitialize adds the tools capability, when missing, and
+// ProxyInstructions (after the server's own) to the result of initialize
+// or server/discover.
 func rewriteInitialize(result json.RawMessage) json.RawMessage {
 	m := object(result)
 	if m == nil {
@@ -332,10 +494,10 @@ func rewriteInitialize(result json.RawMessage) json.RawMessage {
 		caps["tools"] = json.RawMessage(`{}`)
 	}
 	m["capabilities"], _ = jsonstr.Marshal(caps)
-	instr := Instructions
+	instr := ProxyInstructions
 	var old string
 	if json.Unmarshal(m["instructions"], &old) == nil && old != "" {
-		instr = old + "\n\n" + Instructions
+		instr = old + "\n\n" + ProxyInstructions
 	}
 	m["instructions"], _ = jsonstr.Marshal(instr)
 	b, _ := jsonstr.Marshal(m)
@@ -380,143 +542,18 @@ func (p *Proxy) rewriteToolsList(result json.RawMessage) (json.RawMessage, error
 	return jsonstr.Marshal(m)
 }
 
-// block is what the proxy reads of a content block.
-type block struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	Resource *struct {
-		Text *string `json:"text"`
-	} `json:"resource"`
-}
-
-// retainResult retains the text of a tools/call result over the
-// threshold and returns the result showing its stub instead, or nil to
-// relay the result unchanged (small, or not stored).
-//
-// The value is the result's text: the text of its text blocks and embedded
-// text resources, in order, joined by newlines. The first of those blocks
-// becomes one text block holding the stub and the others go; images,
-// audio, resource links and blob resources stay where they are; isError
-// and _meta stay. structuredContent is removed (a client that shows it
-// instead of the text would show the model all of it again): when it
-// only repeats the text it is dropped, otherwise its JSON is a value of
-// its own, shown as a text block (its stub, when it is big).
+// retainResult retains what is big in a tools/call result and returns
+// the result showing stubs instead, or nil to relay it unchanged (small,
+// or not stored). The rule — which blocks become stubs, what becomes of
+// structuredContent — is internal/mcpresult's, shared with the hooks.
 func (p *Proxy) retainResult(tool string, result json.RawMessage) json.RawMessage {
-	m := object(result)
-	if m == nil {
-		return nil
-	}
-	var content []json.RawMessage
-	if json.Unmarshal(m["content"], &content) != nil {
-		return nil
-	}
-	var texts []string
-	first := -1
-	isText := make([]bool, len(content))
-	for i, c := range content {
-		var b block
-		if json.Unmarshal(c, &b) != nil {
-			continue
+	call := ""
+	return mcpresult.Rewrite(result, p.Tools.Limits.Effective().Threshold, tool, func(text, suffix, tool, note string) (string, bool) {
+		if call == "" {
+			call = p.callID()
 		}
-		switch {
-		case b.Type == "text":
-			texts = append(texts, b.Text)
-		case b.Type == "resource" && b.Resource != nil && b.Resource.Text != nil:
-			texts = append(texts, *b.Resource.Text)
-		default:
-			continue
-		}
-		isText[i] = true
-		if first < 0 {
-			first = i
-		}
-	}
-	if first < 0 {
-		return nil
-	}
-	value := strings.Join(texts, "\n")
-	call := p.callID()
-	stub, ok := p.retain(strings.NewReader(value), call, tool)
-	if !ok {
-		return nil
-	}
-	var out []json.RawMessage
-	for i, c := range content {
-		switch {
-		case i == first:
-			out = append(out, textBlock(stub))
-		case !isText[i]:
-			out = append(out, c)
-		}
-	}
-	if sc, ok := m["structuredContent"]; ok {
-		delete(m, "structuredContent")
-		if !copiesText(sc, value, texts) {
-			text := string(bytes.TrimSpace(sc))
-			if s, ok := p.retain(strings.NewReader(text), call+"s", tool+" structuredContent"); ok {
-				text = s
-			}
-			out = append(out, textBlock(text))
-		}
-	}
-	var err error
-	if m["content"], err = jsonstr.Marshal(out); err != nil {
-		return nil
-	}
-	b, err := jsonstr.Marshal(m)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-// copiesText reports whether structured content only repeats the text:
-// it is the text's JSON, or an object one of whose members is the text
-// (as {"content": TEXT} of a file server).
-func copiesText(sc json.RawMessage, value string, texts []string) bool {
-	sc = bytes.TrimSpace(sc)
-	if len(sc) == 0 {
-		return true
-	}
-	var s string
-	// A member holding the text: its JSON is at least as long as the text.
-	isCopy := func(v json.RawMessage) bool {
-		if len(v) < len(value) && (len(texts) != 1 || len(v) < len(texts[0])) {
-			return false
-		}
-		return json.Unmarshal(v, &s) == nil && (s == value || len(texts) == 1 && s == texts[0])
-	}
-	switch sc[0] {
-	case '"':
-		return isCopy(sc)
-	case '{':
-		for _, v := range object(sc) {
-			if isCopy(v) {
-				return true
-			}
-		}
-	}
-	// The text is the JSON of the structured content.
-	var compact bytes.Buffer
-	for _, t := range texts {
-		t = strings.TrimSpace(t)
-		if t == "" || t[0] != sc[0] {
-			continue
-		}
-		if compact.Len() == 0 && json.Compact(&compact, sc) != nil {
-			return false
-		}
-		var tc bytes.Buffer
-		if json.Compact(&tc, []byte(t)) == nil && bytes.Equal(tc.Bytes(), compact.Bytes()) {
-			return true
-		}
-	}
-	return false
-}
-
-func textBlock(text string) json.RawMessage {
-	b, _ := jsonstr.Marshal(map[string]string{"type": "text", "text": text})
-	return b
+		return p.retain(strings.NewReader(text), call+suffix, tool, note)
+	})
 }
 
 // callID is the call id of the next value: the session and a counter.
@@ -524,11 +561,12 @@ func (p *Proxy) callID() string {
 	return p.Session + "-" + strconv.FormatInt(p.calls.Add(1), 10)
 }
 
-// retain keeps r as the value of call and returns its stub; false when it
-// is within the threshold or could not be stored (the reason is logged).
-func (p *Proxy) retain(r io.Reader, call, tool string) (string, bool) {
+// retain keeps r as the value of call and returns its stub, with note
+// after it; false when it is within the threshold or could not be stored
+// (the reason is logged).
+func (p *Proxy) retain(r io.Reader, call, tool, note string) (string, bool) {
 	res, err := p.Tools.Store.Retain(r, io.Discard, retain.RetainOptions{
-		Run: p.Tools.Run, Call: call, Meta: retain.Meta{Tool: tool}, Limits: p.Tools.Limits,
+		Run: p.Tools.Run, Call: call, Meta: retain.Meta{Tool: tool}, Limits: p.Tools.Limits, Note: note,
 		// legacy: at capacity the result passes whole (bounded would
 		// show a header pointing at nothing).
 		Policy: retain.PolicyLegacy, Compress: p.Compress, ReadMore: retain.ReadMorePeek, Via: "proxy",
@@ -542,7 +580,7 @@ func (p *Proxy) retain(r io.Reader, call, tool string) (string, bool) {
 	case !res.Retained:
 		p.logf("the result of %s was not retained (%s) and is relayed as it is", tool, res.NotRetained)
 	default:
-		return res.Stub, true
+		return res.Stub + note, true
 	}
 	return "", false
 }

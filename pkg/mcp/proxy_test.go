@@ -93,14 +93,14 @@ func (r *relayed) call(t *testing.T, name string) *mcp.CallToolResult {
 	return res
 }
 
-var stubHeader = regexp.MustCompile(`^\[retained #([a-z0-9]+-\d+s?)\] (\d+) bytes, (\d+) lines, sha256:[0-9a-f]{64}, complete\n`)
+var stubHeader = regexp.MustCompile(`^\[retained #([a-z0-9]+-\d+(?:-\d+|-s)?)\] (\d+) bytes, (\d+) lines, sha256:[0-9a-f]{64}, complete\n`)
 
 // stubID checks that text is a stub and returns its value id.
 func stubID(t *testing.T, text string) string {
 	t.Helper()
 	m := stubHeader.FindStringSubmatch(text)
 	if m == nil || !strings.Contains(text, "[read more: peek "+m[1]+" --lines ") || len(text) > 2048 {
-		t.Fatalf("not a stub: %q", text[:min(len(text), 300)])
+		t.Fatalf("not a stub (%d bytes): %q", len(text), text)
 	}
 	return m[1]
 }
@@ -137,7 +137,7 @@ func testInitialize(t *testing.T, version string) {
 	if init.Capabilities.Tools == nil || init.Capabilities.Logging == nil {
 		t.Errorf("capabilities = %+v", init.Capabilities)
 	}
-	if init.Instructions != "upstream's own instructions\n\n"+Instructions {
+	if init.Instructions != "upstream's own instructions\n\n"+ProxyInstructions {
 		t.Errorf("instructions = %q", init.Instructions)
 	}
 	if init.ServerInfo.Name != "upstream" {
@@ -217,23 +217,29 @@ func TestProxyRetainsBigText(t *testing.T) {
 	}
 
 	// Images, audio and resource links stay, in their places; the text
-	// block and the embedded text resource become one stub.
+	// block and the embedded text resource, each big, become a stub each,
+	// the resource keeping its uri (it stands before the link).
 	res = r.call(t, "mixed")
-	if len(res.Content) != 4 {
+	if len(res.Content) != 5 {
 		t.Fatalf("mixed: %d blocks", len(res.Content))
 	}
 	id = stubID(t, res.Content[0].(*mcp.TextContent).Text)
-	if got := stored(t, st, id); got != bigLines[:len(bigLines)/2]+"\n"+bigLines[len(bigLines)/2:] {
+	if got := stored(t, st, id); got != bigLines[:len(bigLines)/2] {
 		t.Errorf("mixed stored %d bytes", len(got))
 	}
 	if img, ok := res.Content[1].(*mcp.ImageContent); !ok || string(img.Data) != "PNG..." {
 		t.Errorf("image block = %#v", res.Content[1])
 	}
-	if l, ok := res.Content[2].(*mcp.ResourceLink); !ok || l.URI != "file:///c" {
-		t.Errorf("link block = %#v", res.Content[2])
+	if l, ok := res.Content[3].(*mcp.ResourceLink); !ok || l.URI != "file:///c" {
+		t.Errorf("link block = %#v", res.Content[3])
 	}
-	if a, ok := res.Content[3].(*mcp.AudioContent); !ok || string(a.Data) != "RIFF" {
-		t.Errorf("audio block = %#v", res.Content[3])
+	if e, ok := res.Content[2].(*mcp.EmbeddedResource); !ok || e.Resource == nil || !strings.Contains(e.Resource.Text, "[the value is the text of resource ") {
+		t.Errorf("resource block = %#v", res.Content[2])
+	} else if got := stored(t, st, stubID(t, e.Resource.Text)); got != bigLines[len(bigLines)/2:] {
+		t.Errorf("resource stored %d bytes", len(got))
+	}
+	if a, ok := res.Content[4].(*mcp.AudioContent); !ok || string(a.Data) != "RIFF" {
+		t.Errorf("audio block = %#v", res.Content[4])
 	}
 
 	// An error result is retained too, and stays an error.
@@ -242,6 +248,33 @@ func TestProxyRetainsBigText(t *testing.T) {
 		t.Fatalf("fail: isError %v, %d blocks", res.IsError, len(res.Content))
 	}
 	stubID(t, res.Content[0].(*mcp.TextContent).Text)
+}
+
+// A structuredContent member that is not the retained text reaches the
+// model (it was dropped with the copy); a small block stays as it is
+// beside the big one's stub, which keeps its annotations.
+func TestProxyKeepsWhatIsNotTheText(t *testing.T) {
+	st, _ := newStore(t)
+	r := relayTo(t, st, upstream(nil), "sess1")
+	res := r.call(t, "exit")
+	if len(res.Content) != 2 || res.StructuredContent != nil {
+		t.Fatalf("exit: %d blocks, structured %v", len(res.Content), res.StructuredContent)
+	}
+	if got := stored(t, st, stubID(t, res.Content[0].(*mcp.TextContent).Text)); got != bigLines {
+		t.Errorf("stored %d bytes", len(got))
+	}
+	if got := res.Content[1].(*mcp.TextContent).Text; got != `{"exit_code":3}` {
+		t.Errorf("the member beside the text: %q", got)
+	}
+	res = r.call(t, "annotated")
+	if len(res.Content) != 2 || res.Content[0].(*mcp.TextContent).Text != "exit status 0" {
+		t.Fatalf("annotated: %+v", res.Content)
+	}
+	big := res.Content[1].(*mcp.TextContent)
+	stubID(t, big.Text)
+	if big.Annotations == nil || len(big.Annotations.Audience) != 1 || big.Annotations.Priority != 0.5 {
+		t.Errorf("annotations %+v", big.Annotations)
+	}
 }
 
 func TestProxyKeepsSmallAndImages(t *testing.T) {

@@ -93,27 +93,20 @@ func TestRelayUnchanged(t *testing.T) {
 	}
 }
 
-// A batch of the client: retval's calls are answered by the proxy (as a
-// batch), the rest goes on as a batch; results in a server's batch are
-// retained.
+// A batch of the client: retval's calls are answered by the proxy, the
+// rest goes on as a batch, and the client gets one array of every answer
+// once the server has answered; results in a server's batch are retained.
 func TestRelayBatch(t *testing.T) {
 	r := newRawRelay(t)
 	send(t, r.client, `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"retval_list","arguments":{}}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}]`)
 	if got := recv(t, r.toServer); got != `[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}]` {
 		t.Errorf("forwarded: %s", got)
 	}
-	var local []struct {
-		ID     int
-		Result struct{ Content []struct{ Text string } }
-	}
-	if got := recv(t, r.toClient); json.Unmarshal([]byte(got), &local) != nil || len(local) != 1 || local[0].ID != 1 || !strings.Contains(local[0].Result.Content[0].Text, `"total":1`) {
-		t.Errorf("local answer: %s", got)
-	}
 	text, _ := json.Marshal(bigLines)
 	send(t, r.server, `[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":`+string(text)+`}],"_meta":{"k":"v"}}}]`)
 	var out []json.RawMessage
 	got := recv(t, r.toClient)
-	if json.Unmarshal([]byte(got), &out) != nil || len(out) != 2 || string(out[0]) != `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}` {
+	if json.Unmarshal([]byte(got), &out) != nil || len(out) != 3 || string(out[0]) != `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}` {
 		t.Fatalf("batch: %.300s", got)
 	}
 	var resp struct {
@@ -127,6 +120,13 @@ func TestRelayBatch(t *testing.T) {
 		t.Fatalf("batch result: %.300s", out[1])
 	}
 	stubID(t, resp.Result.Content[0].Text)
+	var local struct {
+		ID     int
+		Result struct{ Content []struct{ Text string } }
+	}
+	if json.Unmarshal(out[2], &local) != nil || local.ID != 1 || !strings.Contains(local.Result.Content[0].Text, `"total":1`) {
+		t.Errorf("the proxy's own answer: %s", out[2])
+	}
 }
 
 // A frame of 20 MB (a line far over any line reader's default) is
@@ -154,26 +154,6 @@ func TestRelayHugeFrame(t *testing.T) {
 	go io.WriteString(r.server, big+"\n")
 	if got := recv(t, r.toClient); !bytes.Equal([]byte(got), []byte(big)) {
 		t.Errorf("a 20 MB notification arrived as %d bytes", len(got))
-	}
-}
-
-func TestCopiesText(t *testing.T) {
-	for _, tc := range []struct {
-		sc, text string
-		want     bool
-	}{
-		{`{"content":"abc"}`, "abc", true},              // server-filesystem
-		{`"abc"`, "abc", true},                          // the text itself
-		{`{"a": [1, 2]}`, "{\n  \"a\": [1,2]\n}", true}, // the text is its JSON
-		{`[1,2]`, "[1, 2]", true},
-		{`{"content":"abd"}`, "abc", false},
-		{`{"lines":3000}`, "abc", false},
-		{`null`, "abc", false},
-		{`{"a":1}`, `{"a":2}`, false},
-	} {
-		if got := copiesText(json.RawMessage(tc.sc), tc.text, []string{tc.text}); got != tc.want {
-			t.Errorf("copiesText(%s, %q) = %v, want %v", tc.sc, tc.text, got, tc.want)
-		}
 	}
 }
 
@@ -221,5 +201,30 @@ func TestReadFramesLastFrameAfterTheDeadline(t *testing.T) {
 	}
 	if want := []string{"{\"a\":1}\n", "{\"b\":2}"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("frames %q, want %q", got, want)
+	}
+}
+
+// A batch that holds a call of retval's tools and a request for the
+// server gets one array of answers (JSON-RPC 2.0), not the proxy's and the
+// server's apart.
+func TestRelayOneArrayPerBatch(t *testing.T) {
+	r := newRawRelay(t)
+	send(t, r.client, `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"retval_list","arguments":{"run":"r1"}}},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]`)
+	if got := recv(t, r.toServer); got != `[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]` {
+		t.Fatalf("to server: %s", got)
+	}
+	send(t, r.server, `[{"jsonrpc":"2.0","id":2,"result":{}}]`)
+	got := recv(t, r.toClient)
+	var answers []struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(got), &answers); err != nil || len(answers) != 2 || string(answers[0].ID) != "2" || string(answers[1].ID) != "1" {
+		t.Fatalf("to client: %s", got)
+	}
+	// Only notifications forwarded: the proxy's answers go at once.
+	send(t, r.client, `[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"retval_list","arguments":{"run":"r1"}}},{"jsonrpc":"2.0","method":"notifications/y"}]`)
+	recv(t, r.toServer)
+	if got := recv(t, r.toClient); !strings.HasPrefix(got, `[{"jsonrpc":"2.0","id":3,`) {
+		t.Fatalf("to client: %s", got)
 	}
 }

@@ -10,8 +10,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // RunRemote relays between the client (clientIn, clientOut) and the
@@ -34,7 +36,7 @@ func RunRemote(ctx context.Context, p *Proxy, url string, httpClient *http.Clien
 	fromServerR, fromServerW := io.Pipe()
 	defer toServerR.Close()
 	defer fromServerR.Close()
-	s := &streamable{ctx: ctx, url: url, hc: httpClient, out: fromServerW, errs: make(chan error, 1)}
+	s := &streamable{ctx: ctx, url: url, hc: httpClient, out: fromServerW, log: p.logf}
 	defer s.close()
 	sendErr := make(chan error, 1)
 	go func() {
@@ -58,8 +60,6 @@ func RunRemote(ctx context.Context, p *Proxy, url string, httpClient *http.Clien
 			return fmt.Errorf("sending to %s: %w", url, err)
 		}
 		return nil
-	case err := <-s.errs:
-		return fmt.Errorf("the server at %s: %w", url, err)
 	case <-ctx.Done():
 		return nil
 	}
@@ -67,11 +67,11 @@ func RunRemote(ctx context.Context, p *Proxy, url string, httpClient *http.Clien
 
 // streamable is the client side of one Streamable HTTP session.
 type streamable struct {
-	ctx  context.Context
-	url  string
-	hc   *http.Client
-	out  io.Writer  // frames for the relay, one message each
-	errs chan error // the first failure of a stream read on its own
+	ctx context.Context
+	url string
+	hc  *http.Client
+	out io.Writer // frames for the relay, one message each
+	log func(format string, args ...any)
 
 	outMu    sync.Mutex // one message at a time to out
 	mu       sync.Mutex // guards what follows
@@ -84,7 +84,10 @@ type streamable struct {
 
 // send POSTs one message and hands the answer to a reader of its own, so
 // that a long answer (a stream of progress, then the result) does not
-// hold up the messages after it.
+// hold up the messages after it. A server that fails a request (an HTTP
+// error, a body that is not JSON, a stream cut before the answer) gets
+// that request answered with a JSON-RPC error (-32603) naming what went
+// wrong, and the session goes on; send fails only when ctx is done.
 func (s *streamable) send(m json.RawMessage) error {
 	var head struct {
 		ID     json.RawMessage `json:"id"`
@@ -96,6 +99,10 @@ func (s *streamable) send(m json.RawMessage) error {
 		s.initID = string(head.ID)
 		s.mu.Unlock()
 	}
+	var id json.RawMessage // the answer owed, if any
+	if len(head.ID) > 0 && head.Method != "" {
+		id = head.ID
+	}
 	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.url, bytes.NewReader(m))
 	if err != nil {
 		return err
@@ -105,30 +112,53 @@ func (s *streamable) send(m json.RawMessage) error {
 	s.headers(req)
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return err
+		if s.ctx.Err() != nil {
+			return s.ctx.Err()
+		}
+		s.failed(id, fmt.Sprintf("could not reach the server at %s: %v", s.url, err))
+		return nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
-		return fmt.Errorf("%s answered %s: %s", s.url, resp.Status, strings.TrimSpace(string(b)))
+		msg := fmt.Sprintf("the server at %s answered %s", s.url, resp.Status)
+		if t := strings.TrimSpace(string(b)); t != "" {
+			msg += ": " + t
+		}
+		s.failed(id, msg)
+		return nil
 	}
-	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		s.mu.Lock()
-		s.session = id
+		s.session = sid
 		s.mu.Unlock()
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer resp.Body.Close()
-		if err := s.read(resp); err != nil && s.ctx.Err() == nil {
-			s.fail(err)
-		}
+		s.answer(resp, id)
 	}()
 	if head.Method == "notifications/initialized" {
 		s.listen()
 	}
 	return nil
+}
+
+// failed answers the request id (nil: a notification, nothing owed) with
+// a JSON-RPC error, and says what went wrong on the proxy's log.
+func (s *streamable) failed(id json.RawMessage, msg string) {
+	s.logf("%s", msg)
+	if id == nil {
+		return
+	}
+	s.deliverRaw(errorResponse(id, -32603, "retval: "+msg))
+}
+
+func (s *streamable) logf(format string, args ...any) {
+	if s.log != nil {
+		s.log(format, args...)
+	}
 }
 
 func (s *streamable) headers(req *http.Request) {
@@ -143,7 +173,8 @@ func (s *streamable) headers(req *http.Request) {
 }
 
 // listen opens the GET stream of the server's own messages, where the
-// server offers one (405 says it does not).
+// server offers one (405 says it does not), and resumes it where the
+// server gave event ids.
 func (s *streamable) listen() {
 	s.mu.Lock()
 	if s.listened {
@@ -152,41 +183,173 @@ func (s *streamable) listen() {
 	}
 	s.listened = true
 	s.mu.Unlock()
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, s.url, nil)
-	if err != nil {
-		return
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	s.headers(req)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		resp, err := s.hc.Do(req)
-		if err != nil {
-			return
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			_ = s.read(resp)
+		st := &sseState{}
+		for s.ctx.Err() == nil {
+			resp, err := s.get(st.lastID)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				if resp != nil {
+					resp.Body.Close()
+				}
+				return
+			}
+			err = s.readStream(resp.Body, st, nil)
+			resp.Body.Close()
+			if st.lastID == "" || err == errNotJSON || !st.wait(s.ctx) {
+				return
+			}
 		}
 	}()
 }
 
-// read passes the messages of one answer on: a JSON body is one message
-// (or a batch), an SSE body a message per event; an empty one (202) none.
-func (s *streamable) read(resp *http.Response) error {
+// get opens a GET stream, resuming after lastID when there is one.
+func (s *streamable) get(lastID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	s.headers(req)
+	return s.hc.Do(req)
+}
+
+// answer passes on the answer to one POST, owed for request id (nil for
+// a notification): a JSON body is one message (or a batch), an SSE body a
+// message per event; an empty one (202) none. An SSE stream that ends
+// before the answer — the server's polling pattern, or a cut — is resumed
+// with GET and Last-Event-ID where the server gave event ids, after the
+// retry delay it asked for; otherwise, or when resuming fails, the request
+// is answered with an error.
+func (s *streamable) answer(resp *http.Response, id json.RawMessage) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
 		b, err := io.ReadAll(resp.Body)
-		if err != nil || len(bytes.TrimSpace(b)) == 0 {
-			return err
+		switch {
+		case err != nil:
+			s.failed(id, fmt.Sprintf("reading the answer of the server at %s: %v", s.url, err))
+		case len(bytes.TrimSpace(b)) == 0:
+			if id != nil {
+				s.failed(id, fmt.Sprintf("the server at %s answered a request with an empty body", s.url))
+			}
+		case !json.Valid(b):
+			s.failed(id, fmt.Sprintf("the answer of the server at %s is not JSON: %.80q", s.url, b))
+		default:
+			s.deliver(b)
 		}
-		return s.deliver(b)
+		return
 	case "text/event-stream":
-		return readEvents(resp.Body, s.deliver)
+	default:
+		if id != nil {
+			s.failed(id, fmt.Sprintf("the server at %s answered with content type %q, not JSON or an event stream", s.url, ct))
+		}
+		return
 	}
-	return nil
+	st := &sseState{owed: id}
+	body := resp.Body
+	for {
+		err := s.readStream(body, st, id)
+		if st.answered || id == nil {
+			return
+		}
+		if err == errNotJSON {
+			s.failed(id, fmt.Sprintf("an event from the server at %s is not JSON", s.url))
+			return
+		}
+		if st.lastID == "" {
+			why := "ended"
+			if err != nil {
+				why = "broke (" + err.Error() + ")"
+			}
+			s.failed(id, fmt.Sprintf("the event stream of the server at %s %s before it answered", s.url, why))
+			return
+		}
+		if !st.wait(s.ctx) {
+			return
+		}
+		r, err := s.get(st.lastID)
+		if err != nil || r.StatusCode != http.StatusOK {
+			status := "no answer"
+			if err != nil {
+				status = err.Error()
+			} else {
+				status = r.Status
+				r.Body.Close()
+			}
+			s.failed(id, fmt.Sprintf("the event stream of the server at %s ended before it answered, and resuming it after event %q failed: %s", s.url, st.lastID, status))
+			return
+		}
+		body = r.Body
+		defer r.Body.Close()
+	}
+}
+
+// sseState is what one stream (and its resumptions) has seen.
+type sseState struct {
+	owed     json.RawMessage // the request whose answer the stream carries
+	answered bool
+	lastID   string        // the id of the last event, for Last-Event-ID
+	retry    time.Duration // the delay the server asked for before resuming
+}
+
+// wait waits the retry delay (1 s unless the server said otherwise),
+// false when ctx ended first.
+func (st *sseState) wait(ctx context.Context) bool {
+	d := st.retry
+	if d <= 0 {
+		d = time.Second
+	}
+	select {
+	case <-time.After(d):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+var errNotJSON = errors.New("an event is not JSON")
+
+// readStream delivers the messages of an SSE body, noting event ids, the
+// retry delay and whether the answer to st.owed came.
+func (s *streamable) readStream(r io.Reader, st *sseState, owed json.RawMessage) error {
+	return readEvents(r, func(ev event) error {
+		if ev.id != "" {
+			st.lastID = ev.id
+		}
+		if ev.retry > 0 {
+			st.retry = ev.retry
+		}
+		if len(bytes.TrimSpace(ev.data)) == 0 {
+			return nil // a priming event, or one of ids and retry alone
+		}
+		if !json.Valid(ev.data) {
+			return errNotJSON
+		}
+		if owed != nil && answers(ev.data, owed) {
+			st.answered = true
+		}
+		return s.deliver(ev.data)
+	})
+}
+
+// answers reports whether message m (or a batch) is the answer to id.
+func answers(m []byte, id json.RawMessage) bool {
+	msgs, _ := splitBatch(m)
+	for _, x := range msgs {
+		var h struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(x, &h) == nil && h.Method == "" && idKey(h.ID) == idKey(id) {
+			return true
+		}
+	}
+	return false
 }
 
 // deliver writes one message (or batch) from the server for the relay,
@@ -209,18 +372,14 @@ func (s *streamable) deliver(b []byte) error {
 		}
 	}
 	s.mu.Unlock()
-	line.WriteByte('\n')
-	s.outMu.Lock()
-	defer s.outMu.Unlock()
-	_, err := s.out.Write(line.Bytes())
-	return err
+	return s.deliverRaw(line.Bytes())
 }
 
-func (s *streamable) fail(err error) {
-	select {
-	case s.errs <- err:
-	default:
-	}
+func (s *streamable) deliverRaw(line []byte) error {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	_, err := s.out.Write(append(line[:len(line):len(line)], '\n'))
+	return err
 }
 
 // close ends the session (DELETE, as the transport asks) and waits for
@@ -240,31 +399,56 @@ func (s *streamable) close() {
 	s.wg.Wait()
 }
 
-// readEvents calls f with the data of each event of an SSE stream (the
-// lines of a multi-line data field joined by newlines), until the stream
-// ends. Comments and the event's id and type are skipped: a Streamable
-// HTTP server sends only messages.
-func readEvents(r io.Reader, f func([]byte) error) error {
+// event is one SSE event: its id (empty when it named none), the retry
+// delay it set, and its data (the lines of a multi-line data field joined
+// by newlines).
+type event struct {
+	id    string
+	retry time.Duration
+	data  []byte
+}
+
+// readEvents calls f with each event of an SSE stream until it ends, as
+// the SSE format defines events: comments (":…") are skipped, an event
+// is dispatched at a blank line, and an event with no data (a priming
+// event, an id or retry alone) is handed over with empty data for its
+// id and retry. A stream that ends in the middle of an event drops it.
+func readEvents(r io.Reader, f func(event) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var data []byte
-	have := false
+	var ev event
+	seen := false
 	for {
 		line, err := br.ReadBytes('\n')
+		complete := len(line) > 0 && line[len(line)-1] == '\n'
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
-		case len(line) == 0 && (err == nil || have):
-			if have {
-				if ferr := f(data); ferr != nil {
+		case complete && len(line) == 0:
+			if seen {
+				ev.data = bytes.TrimSuffix(ev.data, []byte{'\n'})
+				if ferr := f(ev); ferr != nil {
 					return ferr
 				}
 			}
-			data, have = data[:0], false
-		case bytes.HasPrefix(line, []byte("data:")):
-			v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
-			if have {
-				data = append(data, '\n')
+			ev, seen = event{}, false
+		case !complete:
+			// The last bytes of a stream cut short: not a line.
+		case line[0] == ':':
+		default:
+			field, value, _ := bytes.Cut(line, []byte(":"))
+			value = bytes.TrimPrefix(value, []byte(" "))
+			switch string(field) {
+			case "data":
+				ev.data = append(append(ev.data, value...), '\n')
+			case "id":
+				if !bytes.ContainsRune(value, 0) {
+					ev.id = string(value)
+				}
+			case "retry":
+				if ms, err := strconv.Atoi(string(value)); err == nil && ms >= 0 {
+					ev.retry = time.Duration(ms) * time.Millisecond
+				}
 			}
-			data, have = append(data, v...), true
+			seen = true
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -71,6 +72,11 @@ func (t *Tools) answer(m json.RawMessage, version string) []byte {
 	if !e.isRequest() {
 		return nil
 	}
+	if id := bytes.TrimSpace(e.ID); id[0] != '"' && !isInteger(id) {
+		// JSON-RPC 2.0: an id is a string or a number; MCP: a string or an
+		// integer, never null.
+		return errorResponse(json.RawMessage("null"), -32600, "invalid request: the id is "+jsonKind(id)+", not a string or an integer")
+	}
 	switch e.Method {
 	case "initialize":
 		var p struct {
@@ -102,6 +108,41 @@ func (t *Tools) answer(m json.RawMessage, version string) []byte {
 		return response(e.ID, t.Call(p.Name, p.Arguments))
 	}
 	return errorResponse(e.ID, -32601, "method not found: "+e.Method)
+}
+
+// isInteger reports whether a JSON number is an integer (no fraction, no
+// exponent).
+func isInteger(v []byte) bool {
+	if len(v) > 0 && v[0] == '-' {
+		v = v[1:]
+	}
+	if len(v) == 0 {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(v []byte) string {
+	if v[0] == '-' || v[0] >= '0' && v[0] <= '9' {
+		return "a number with a fraction or an exponent"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "not JSON"
 }
 
 func strconvQuote(s string) string {

@@ -104,7 +104,7 @@ func TestServePeek(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
 		{`{"id":"c1","lines":"18-19"}`, "18: line 18 xxxxxxxxxxxxxxxxxxxx\n19: line 19 xxxxxxxxxxxxxxxxxxxx\n"},
 		{`{"id":"c1","lines":"2999-3005"}`, "2999: line 2999 xxxxxxxxxxxxxxxxxxxx\n3000: line 3000 xxxxxxxxxxxxxxxxxxxx\n[lines 2999-3000 of 3000; the value ends at line 3000]\n"},
-		{`{"id":"c1","query":"LINE 2999 ","ignore_case":true}`, "2999: line 2999 xxxxxxxxxxxxxxxxxxxx\n[1 matches; shown 1-1]\n"},
+		{`{"id":"c1","query":"LINE 2999 ","ignore_case":true}`, "2999: line 2999 xxxxxxxxxxxxxxxxxxxx\n[1 match; shown 1-1]\n"},
 		{`{"id":"c1","query":"^line 1\\d ","regex":true,"after_line":15,"context":0}`, "16: line 16 xxxxxxxxxxxxxxxxxxxx\n17: line 17 xxxxxxxxxxxxxxxxxxxx\n18: line 18 xxxxxxxxxxxxxxxxxxxx\n19: line 19 xxxxxxxxxxxxxxxxxxxx\n[10 matches; shown 7-10]\n"},
 		{`{"id":"c1","bytes":"0-8","run":"r1"}`, "line 1 x"},
 	} {
@@ -149,6 +149,16 @@ func TestServeErrors(t *testing.T) {
 		got, isErr := call(t, cs, tc.tool, tc.args)
 		if !isErr || !strings.HasPrefix(got, tc.tool+": ") || !strings.HasSuffix(got, tc.code) {
 			t.Errorf("%s %s = %q (isError %v), want an error ending %s", tc.tool, tc.args, got, isErr, tc.code)
+		}
+	}
+	// An error about options names the tool's arguments, which the
+	// model can pass, not the CLI's flags, which it cannot.
+	for args, want := range map[string]string{
+		`{"id":"c1","query":"x","context":-1}`: "retval_peek: context and after_line must be ≥ 0 (usage)",
+		`{"id":"c1","query":"(","regex":true}`: `retval_peek: invalid regex "(": `,
+	} {
+		if got, _ := call(t, cs, ToolPeek, args); !strings.HasPrefix(got, want) || strings.Contains(got, "--") {
+			t.Errorf("%s = %q, want it to start %q and name no flag", args, got, want)
 		}
 	}
 	// Without a run of its own, the server needs one in every call.
@@ -269,5 +279,46 @@ func TestServePeekOutline(t *testing.T) {
 	}
 	if text, isErr = call(t, cs, ToolPeek, `{"id":"j","outline":"","query":"x"}`); !isErr || !strings.Contains(text, "outline cannot be combined") {
 		t.Fatalf("outline with query: %v %s", isErr, text)
+	}
+}
+
+// serveRaw sends frames to Serve and returns what it answered, one frame
+// per line.
+func serveRaw(t *testing.T, tools *Tools, frames ...string) []string {
+	t.Helper()
+	var out strings.Builder
+	if err := Serve(context.Background(), tools, "test", strings.NewReader(strings.Join(frames, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+}
+
+// A request whose id is an object or null is not a valid JSON-RPC
+// request: -32600, with a null id (it was answered as if valid).
+func TestServeInvalidID(t *testing.T) {
+	st, _ := newStore(t)
+	got := serveRaw(t, &Tools{Store: st, Run: "r1"},
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`)
+	if len(got) != 4 || !strings.HasPrefix(got[3], `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id is a number with a fraction`) || !strings.HasPrefix(got[0], `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id is an object`) ||
+		!strings.HasPrefix(got[1], `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id is null`) ||
+		got[2] != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+		t.Errorf("answers:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// retval_list of a run with no values yet is an empty page, not an error.
+func TestServeListEmptyRun(t *testing.T) {
+	st, _ := newStore(t)
+	cs := connect(t, &Tools{Store: st, Run: "fresh"})
+	text, isErr := call(t, cs, ToolList, `{}`)
+	if isErr || text != `{"run":"fresh","page":0,"total":0,"next":null,"values":[]}` {
+		t.Errorf("retval_list of an empty run: %v %s", isErr, text)
+	}
+	// A run the call names that does not exist is a typo, not empty.
+	if text, isErr := call(t, cs, ToolList, `{"run":"frsh"}`); !isErr || !strings.HasSuffix(text, "(unknown_reference)") {
+		t.Errorf("retval_list of a misspelt run: %v %s", isErr, text)
 	}
 }

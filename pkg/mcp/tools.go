@@ -8,6 +8,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -171,7 +172,13 @@ func (t *Tools) Call(name string, args json.RawMessage) *CallToolResult {
 // ErrorResult is the tool result of err: isError, and one text block
 // "TOOL: MESSAGE (CODE)".
 func ErrorResult(tool string, err error) *CallToolResult {
-	msg := strings.Join(strings.Fields(err.Error()), " ")
+	msg := err.Error()
+	var oe *peek.OptionError
+	if errors.As(err, &oe) {
+		// Name the tool's own arguments, not the CLI's flags.
+		msg = oe.Render(func(o string) string { return strings.ReplaceAll(o, "-", "_") })
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
 	return &CallToolResult{IsError: true, Content: []TextContent{{
 		Text: fmt.Sprintf("%s: %s (%s)", tool, msg, retain.CodeOf(err)),
 	}}}
@@ -417,5 +424,23 @@ func (t *Tools) list(raw json.RawMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.lookup(run, ToolList, r)
+	text, err := t.lookup(run, ToolList, r)
+	if retain.CodeOf(err) == retain.CodeUnknownReference && page == 0 && (a.Run == "" || a.Run == t.Run) {
+		// The server's own run, nothing retained in it yet (its directory
+		// is made with its first value): an empty page, as catalogue of
+		// an empty run. A run the call names that does not exist (a
+		// typo) stays unknown_reference.
+		id, serr := retain.Sanitize(run)
+		if serr != nil {
+			return nil, err
+		}
+		return json.Marshal(struct {
+			Run    retain.ID `json:"run"`
+			Page   int64     `json:"page"`
+			Total  int       `json:"total"`
+			Next   *int64    `json:"next"`
+			Values []any     `json:"values"`
+		}{Run: id, Values: []any{}})
+	}
+	return text, err
 }

@@ -2,11 +2,13 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +40,13 @@ func TestMain(m *testing.M) {
 		fmt.Println(`{"jsonrpc":"2.0","method":"x/one"}`)
 		fmt.Printf(`{"jsonrpc":"2.0","method":"x/two","params":{"pad":"%s"}}`+"\n", strings.Repeat("x", 30<<10))
 		os.Exit(0)
+	case "dies":
+		// Reads one request, writes a line that is not JSON-RPC and half
+		// a frame, and dies: a server crashing mid-call.
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		fmt.Println("upstream: starting up (a log line on stdout)")
+		fmt.Print(`{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"te`)
+		os.Exit(1)
 	case "stubborn":
 		// Ignores the end of its stdin and SIGTERM, as some servers do.
 		sig := make(chan os.Signal, 1)
@@ -58,6 +67,18 @@ type upstreamState struct {
 	// slowStarted is closed when the server has the slow call in hand.
 	slowStarted     chan struct{}
 	slowStartedOnce sync.Once
+
+	mu sync.Mutex
+	// recorded are the arguments of each call of record, as the server
+	// received them.
+	recorded []json.RawMessage
+}
+
+// calls returns the arguments record was called with, in order.
+func (st *upstreamState) calls() []json.RawMessage {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Clone(st.recorded)
 }
 
 type fileOut struct {
@@ -85,11 +106,27 @@ func upstream(st *upstreamState) *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, fileOut, error) {
 			return &mcp.CallToolResult{Content: text(bigLines)}, fileOut{Content: bigLines}, nil
 		})
+	// record: keeps its arguments, as the server received them.
+	raw("record", func(_ context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+		st.mu.Lock()
+		st.recorded = append(st.recorded, slices.Clone(req.Params.Arguments))
+		st.mu.Unlock()
+		return &mcp.CallToolResult{Content: text(fmt.Sprintf("recorded %d bytes", len(req.Params.Arguments)))}
+	})
 	raw("small", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: text("small <result> & more"), StructuredContent: map[string]any{"n": 1}}
 	})
 	raw("stats", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: text(bigLines), StructuredContent: map[string]any{"lines": 3000, "kind": "numbers"}}
+	})
+	// exit: the text and, beside its copy, a member of its own.
+	raw("exit", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: text(bigLines), StructuredContent: map[string]any{"text": bigLines, "exit_code": 3}}
+	})
+	// annotated: a small block, then a big one with annotations.
+	raw("annotated", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "exit status 0"},
+			&mcp.TextContent{Text: bigLines, Annotations: &mcp.Annotations{Audience: []mcp.Role{"assistant"}, Priority: 0.5}}}}
 	})
 	raw("mixed", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{

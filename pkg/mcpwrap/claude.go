@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/retval/retval/internal/jsondoc"
+	"github.com/retval/retval/internal/splice"
 )
 
 // claudeFormat edits the mcpServers object of a Claude Code .mcp.json or
@@ -20,6 +21,10 @@ func (claudeFormat) kind() string { return "JSON" }
 
 func (claudeFormat) decode(b []byte) (any, error) {
 	if _, err := jsondoc.Parse(b); err != nil {
+		var se *jsondoc.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("line %d, column %d: %v", se.Line, se.Column, se.Err)
+		}
 		return nil, err
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
@@ -129,7 +134,7 @@ func claudeServers(src string, all *jsondoc.Node, project, path string) ([]*serv
 		s.cmd = &span{start: c.Start, end: c.End, s: v, isString: true}
 		s.addAt = c.End
 		kv := src[strings.LastIndexByte(src[:c.Start], '"')+1 : c.Start]
-		s.addArgs = [2]string{memberSep(src, n) + `"args"` + kv, ""}
+		s.addArgs = [2]string{jsondoc.Items(n).Sep(src, splice.Layout{}) + `"args"` + kv, ""}
 		// An args left empty by Unwrap stays, as "args": [] (Claude Code
 		// writes one for a server without arguments).
 		a := n.Get("args")
@@ -151,20 +156,4 @@ func claudeServers(src string, all *jsondoc.Node, project, path string) ([]*serv
 		}
 	}
 	return out, nil
-}
-
-// memberSep is the text between two members of the object n: as written
-// between its first two, else ", " or, when n opens a new line, "," and
-// that line's indent.
-func memberSep(src string, n *jsondoc.Node) string {
-	if len(n.Vals) >= 2 {
-		from := n.Vals[0].End
-		return src[from : from+strings.IndexByte(src[from:], '"')]
-	}
-	from := n.Start + 1
-	ws := src[from : from+strings.IndexByte(src[from:], '"')]
-	if strings.Contains(ws, "\n") {
-		return "," + ws
-	}
-	return ", "
 }

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/retval/retval/internal/splice"
 	"github.com/retval/retval/internal/userfile"
 	"github.com/rogpeppe/go-internal/diff"
 )
@@ -253,11 +254,7 @@ func run(o Options, wrap bool) (*Result, error) {
 			return nil, fmt.Errorf("%s has no server %q: it has %s", o.Path, o.Server, strings.Join(names, ", "))
 		}
 	}
-	type splice struct {
-		start, end int
-		text       string
-	}
-	var edits []splice
+	var edits []splice.Edit
 	for _, s := range chosen {
 		e := Entry{Name: s.name, Project: s.project}
 		switch {
@@ -281,7 +278,7 @@ func run(o Options, wrap bool) (*Result, error) {
 			own = s.args.strings()[k-1:]
 		}
 		e.Command = own
-		var cmdText, argsText string
+		var cmdText string
 		var newArgs []string
 		argsPresent := true
 		switch {
@@ -298,24 +295,25 @@ func run(o Options, wrap bool) (*Result, error) {
 			ins = append(ins, src[s.cmd.start:s.cmd.end])
 			cmdText = ff.quote(o.Command)
 			newArgs = append(slices.Clone(ProxyArgs), own...)
+			edits = append(edits, splice.Edit{Start: s.cmd.start, End: s.cmd.end, Text: cmdText})
 			if s.args != nil {
-				argsText = s.args.insert(src, ins)
-				edits = append(edits, splice{s.cmd.start, s.cmd.end, cmdText}, splice{s.args.start, s.args.end, argsText})
+				edits = append(edits, s.args.list().Insert(src, 0, ins, splice.Layout{}))
 			} else {
-				argsText = s.addArgs[0] + "[" + strings.Join(ins, ", ") + "]" + s.addArgs[1]
-				edits = append(edits, splice{s.cmd.start, s.cmd.end, cmdText}, splice{s.addAt, s.addAt, argsText})
+				argsText := s.addArgs[0] + "[" + strings.Join(ins, ", ") + "]" + s.addArgs[1]
+				edits = append(edits, splice.Edit{Start: s.addAt, End: s.addAt, Text: argsText})
 			}
 		default:
 			e.Action = Unwrapped
 			el := s.args.elems[k-1]
 			cmdText = src[el.start:el.end]
 			newArgs = own[1:]
+			edits = append(edits, splice.Edit{Start: s.cmd.start, End: s.cmd.end, Text: cmdText})
 			if len(newArgs) == 0 && s.argsAdjacent && src[s.cut[0]:s.cut[1]] == s.addArgs[0]+"["+strings.Join(s.args.lexemes(src), ", ")+"]"+s.addArgs[1] {
 				// The args is written just as Wrap adds one: it goes.
 				argsPresent = false
-				edits = append(edits, splice{s.cmd.start, s.cmd.end, cmdText}, splice{s.cut[0], s.cut[1], ""})
+				edits = append(edits, splice.Edit{Start: s.cut[0], End: s.cut[1]})
 			} else {
-				edits = append(edits, splice{s.cmd.start, s.cmd.end, cmdText}, splice{s.args.start, s.args.end, s.args.drop(src, k)})
+				edits = append(edits, s.args.list().Remove(src, 0, k, splice.Layout{}))
 			}
 		}
 		res.Entries = append(res.Entries, e)
@@ -329,10 +327,9 @@ func run(o Options, wrap bool) (*Result, error) {
 			}
 		}
 	}
-	slices.SortFunc(edits, func(a, b splice) int { return b.start - a.start })
-	now := src
-	for _, e := range edits {
-		now = now[:e.start] + e.text + now[e.end:]
+	now, err := splice.Apply(src, edits...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v; it is left as it is: change it by hand", o.Path, err)
 	}
 	if now == src {
 		return res, nil
@@ -408,51 +405,14 @@ func (a *array) strings() []string {
 	return out
 }
 
-// sep is the text between two elements of a: as written between the first
-// two, else ", " or, when a opens a new line, "," and that line's indent.
-func (a *array) sep(src string) string {
-	if len(a.elems) >= 2 {
-		return src[a.elems[0].end:a.elems[1].start]
+// list is a as a splice.List, for inserting and removing its elements
+// in its own style.
+func (a *array) list() splice.List {
+	l := splice.List{Open: a.start, Close: a.end - 1}
+	for _, e := range a.elems {
+		l.Items = append(l.Items, splice.Span{Start: e.start, End: e.end})
 	}
-	ws := src[a.start+1 : a.first(src)]
-	if strings.Contains(ws, "\n") {
-		return "," + ws
-	}
-	return ", "
-}
-
-// first is where a's first element starts, or the end of the white space
-// after its "[" when it has none.
-func (a *array) first(src string) int {
-	if len(a.elems) > 0 {
-		return a.elems[0].start
-	}
-	i := a.start + 1
-	for i < a.end && strings.IndexByte(" \t\r\n", src[i]) >= 0 {
-		i++
-	}
-	return i
-}
-
-// insert is a's text with the lexemes ins before its first element.
-func (a *array) insert(src string, ins []string) string {
-	sep := a.sep(src)
-	p := a.first(src)
-	text := strings.Join(ins, sep)
-	if len(a.elems) > 0 {
-		text += sep
-	}
-	return src[a.start:p] + text + src[p:a.end]
-}
-
-// drop is a's text without its first k elements; insert then drop gives
-// back the text insert started from.
-func (a *array) drop(src string, k int) string {
-	p := a.first(src)
-	if k < len(a.elems) {
-		return src[a.start:p] + src[a.elems[k].start:a.end]
-	}
-	return src[a.start:p] + src[a.elems[k-1].end:a.end]
+	return l
 }
 
 // equal compares two decoded documents.

@@ -25,6 +25,12 @@ type Caps struct {
 	// written as they are. Bytes then counts the escaped text, so the
 	// output stays within the cap as shown.
 	Escape bool
+
+	// threshold is the retain threshold CapsFor kept Bytes below (0: none
+	// known), and lowered says it lowered Bytes to fit: then only a
+	// higher threshold gives a peek more room.
+	threshold int64
+	lowered   bool
 }
 
 // DefaultCaps are the caps of SPEC §4: 400 lines, 16 KiB.
@@ -40,10 +46,12 @@ var NoCaps = Caps{Lines: retain.Unlimited, Bytes: retain.Unlimited}
 type capped struct {
 	Lines, Bytes int64
 	Escape       bool
+	threshold    int64
+	lowered      bool
 }
 
 func (c Caps) effective() capped {
-	return capped{Lines: retain.Bound(c.Lines, DefaultCaps.Lines), Bytes: retain.Bound(c.Bytes, DefaultCaps.Bytes), Escape: c.Escape}
+	return capped{Lines: retain.Bound(c.Lines, DefaultCaps.Lines), Bytes: retain.Bound(c.Bytes, DefaultCaps.Bytes), Escape: c.Escape, threshold: c.threshold, lowered: c.lowered}
 }
 
 // shown returns how many bytes p takes in the output: len(p), or its
@@ -68,21 +76,21 @@ const ToEnd int64 = math.MaxInt64
 // no room for any output and is refused too.
 func CapsFor(limits retain.Limits, bytesExplicit bool) (Caps, error) {
 	l := limits.Effective()
-	c := capped{Lines: l.PeekLines, Bytes: l.PeekBytes}
+	c := capped{Lines: l.PeekLines, Bytes: l.PeekBytes, threshold: l.Threshold}
 	if l.Threshold > 0 && (c.Bytes == 0 || c.Bytes >= l.Threshold) {
 		if bytesExplicit {
-			what := strconv.FormatInt(c.Bytes, 10) + " bytes"
+			what := plural(c.Bytes, "byte")
 			if c.Bytes == 0 {
 				what = "0 (unlimited)"
 			}
 			return Caps{}, retain.Errorf(retain.CodeUsage,
-				"peek-bytes %s is not below the retain threshold of %d bytes, so a peek could itself be retained; use a peek-bytes below the threshold, or raise the threshold", what, l.Threshold)
+				"peek-bytes %s is not below the retain threshold of %s, so a peek could itself be retained; use a peek-bytes below the threshold, or raise the threshold", what, plural(l.Threshold, "byte"))
 		}
 		if l.Threshold == 1 {
 			return Caps{}, retain.Errorf(retain.CodeUsage,
 				"the retain threshold of 1 byte leaves no room for a peek, whose output must stay below it; raise the threshold, or set it to 0 for no bound")
 		}
-		c.Bytes = l.Threshold - 1
+		c.Bytes, c.lowered = l.Threshold-1, true
 	}
 	return c.caps(), nil
 }
@@ -95,7 +103,7 @@ func (c capped) caps() Caps {
 		}
 		return v
 	}
-	return Caps{Lines: un(c.Lines), Bytes: un(c.Bytes), Escape: c.Escape}
+	return Caps{Lines: un(c.Lines), Bytes: un(c.Bytes), Escape: c.Escape, threshold: c.threshold, lowered: c.lowered}
 }
 
 // appendGutter appends the read_file gutter of line n, "n: ".
@@ -114,9 +122,22 @@ func worstNumber(size int64) int64 {
 
 // tooSmall is the error for a byte cap that cannot hold the continuation
 // line and some progress.
+// It says what can help: a cap the retain threshold lowered grows only
+// with the threshold (raising peek-bytes cannot pass it).
 func tooSmall(c capped, need int64) error {
+	const what = "too small to show this value with its continuation line"
+	switch {
+	case c.lowered:
+		return retain.Errorf(retain.CodeUsage,
+			"the retain threshold of %s caps a peek's output at %s (a peek stays below it, so it is never retained itself), %s (it needs at least %d); raise the threshold above %d, or set it to 0 for no bound",
+			plural(c.threshold, "byte"), plural(c.Bytes, "byte"), what, need, need)
+	case c.threshold > 0 && need >= c.threshold:
+		return retain.Errorf(retain.CodeUsage,
+			"the peek output cap of %s is %s (it needs at least %d); raise peek-bytes to at least %d and the retain threshold (%s) above it",
+			plural(c.Bytes, "byte"), what, need, need, plural(c.threshold, "byte"))
+	}
 	return retain.Errorf(retain.CodeUsage,
-		"the peek output cap of %d bytes is too small to show this value with its continuation line (it needs at least %d); raise peek-bytes or the threshold", c.Bytes, need)
+		"the peek output cap of %s is %s (it needs at least %d); raise peek-bytes to at least %d", plural(c.Bytes, "byte"), what, need, need)
 }
 
 // minProgress is the least room for content a cut needs: one whole UTF-8

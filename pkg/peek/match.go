@@ -63,7 +63,7 @@ func compileQuery(q string, regex, fold bool) (matcher, error) {
 			return fixed{f}, nil
 		}
 		if !utf8.ValidString(q) {
-			return nil, retain.Errorf(retain.CodeUsage, "--ignore-case folds the case of characters, and the query is not valid UTF-8; search for its bytes without it")
+			return nil, optionErr("%s folds the case of characters, and the query is not valid UTF-8; search for its bytes without it", []string{"ignore-case"})
 		}
 		q = regexp.QuoteMeta(q)
 	}
@@ -84,7 +84,7 @@ func lineRegexp(expr string, fold bool) (*regexp.Regexp, *syntax.Regexp, error) 
 	}
 	re, err := syntax.Parse(expr, flags)
 	if err != nil {
-		return nil, nil, retain.Errorf(retain.CodeUsage, "invalid --regex %q: %v", expr, err)
+		return nil, nil, optionErr("invalid %s %q: %v", []string{"regex"}, expr, err)
 	}
 	re = perLine(re)
 	c, err := regexp.Compile(re.String())

@@ -143,14 +143,14 @@ func TestQueryRender(t *testing.T) {
 	}{
 		{"substring", QueryOptions{Query: "alpha"}, DefaultCaps, "1: alpha\n3: Gamma alpha\n6: alphabet\n[3 matches; shown 1-3]\n"},
 		{"no match", QueryOptions{Query: "omega"}, DefaultCaps, "[0 matches]\n"},
-		{"ignore case", QueryOptions{Query: "GAMMA", IgnoreCase: true}, DefaultCaps, "3: Gamma alpha\n[1 matches; shown 1-1]\n"},
+		{"ignore case", QueryOptions{Query: "GAMMA", IgnoreCase: true}, DefaultCaps, "3: Gamma alpha\n[1 match; shown 1-1]\n"},
 		{"case matters by default", QueryOptions{Query: "gamma"}, DefaultCaps, "[0 matches]\n"},
 		{"regex anchors are the line's", QueryOptions{Query: "^alpha", Regex: true}, DefaultCaps, "1: alpha\n6: alphabet\n[2 matches; shown 1-2]\n"},
 		{"regex end anchor", QueryOptions{Query: `a\z`, Regex: true}, DefaultCaps, "1: alpha\n2: beta\n3: Gamma alpha\n4: delta\n7: zeta\n[5 matches; shown 1-5]\n"},
 		{"regex never spans lines", QueryOptions{Query: `beta\sGamma`, Regex: true}, DefaultCaps, "[0 matches]\n"},
 		{"negated class never takes the newline", QueryOptions{Query: `a[^x]b`, Regex: true}, DefaultCaps, "[0 matches]\n"},
 		{"dot-all dot never takes the newline", QueryOptions{Query: `(?s)a.b`, Regex: true}, DefaultCaps, "[0 matches]\n"},
-		{"context", QueryOptions{Query: "delta", Context: 1}, DefaultCaps, "3: Gamma alpha\n4: delta\n5: epsilon\n[1 matches; shown 1-1]\n"},
+		{"context", QueryOptions{Query: "delta", Context: 1}, DefaultCaps, "3: Gamma alpha\n4: delta\n5: epsilon\n[1 match; shown 1-1]\n"},
 		{"context groups and separators", QueryOptions{Query: "^(beta|zeta)$", Regex: true, Context: 1}, DefaultCaps,
 			"1: alpha\n2: beta\n3: Gamma alpha\n--\n6: alphabet\n7: zeta\n[2 matches; shown 1-2]\n"},
 		{"match inside context", QueryOptions{Query: "alpha", Context: 1}, DefaultCaps,
@@ -159,7 +159,7 @@ func TestQueryRender(t *testing.T) {
 		{"second page", QueryOptions{Query: "alpha", AfterLine: 3}, Caps{Lines: 2}, "6: alphabet\n[3 matches; shown 3-3]\n"},
 		{"after the last", QueryOptions{Query: "alpha", AfterLine: 6}, Caps{Lines: 2}, "[3 matches; none after line 6]\n"},
 		{"after past the end", QueryOptions{Query: "alpha", AfterLine: 100}, DefaultCaps, "[3 matches; none after line 100]\n"},
-		{"context that does not fit is dropped for the first match", QueryOptions{Query: "delta", Context: 2}, Caps{Lines: 2}, "4: delta\n[1 matches; shown 1-1]\n"},
+		{"context that does not fit is dropped for the first match", QueryOptions{Query: "delta", Context: 2}, Caps{Lines: 2}, "4: delta\n[1 match; shown 1-1]\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -53,7 +53,7 @@ func Query(v *retain.Value, o QueryOptions, c Caps) (*QueryPage, error) {
 // prepare checks o and compiles its matcher.
 func (o QueryOptions) prepare() (matcher, error) {
 	if o.Context < 0 || o.AfterLine < 0 {
-		return nil, retain.Errorf(retain.CodeUsage, "--context and --after-line must be ≥ 0")
+		return nil, optionErr("%s and %s must be ≥ 0", []string{"context", "after-line"})
 	}
 	return compileQuery(o.Query, o.Regex, o.IgnoreCase)
 }
@@ -344,7 +344,7 @@ func (p *QueryPage) Trailer() string {
 
 func queryTrailer(total, before, shown, after int64, within string, win *Line, next int64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%d matches%s", total, within)
+	fmt.Fprintf(&b, "[%s%s", plural(total, "match"), within)
 	switch {
 	case total == 0:
 	case shown == 0:

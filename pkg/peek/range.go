@@ -27,9 +27,14 @@ func Between(a, b int64) RangeArg { return RangeArg{First: a, Last: b} }
 func (r RangeArg) Closed() bool { return r.Tail == 0 && r.Last != ToEnd }
 
 // String is r as typed, in its shortest form for lines ("7", "7-", "-50",
-// "1-40") and for bytes ("-4096", "100-", "0-100").
+// "1-40") and for bytes ("-4096", "100-", "0-100"). A range with a
+// negative end can only have been written as a reference's array, and
+// "-1-5" would read as something else: it is shown as that array,
+// "[-1, 5]".
 func (r RangeArg) String() string {
 	switch {
+	case r.Tail == 0 && (r.First < 0 || r.Last < 0):
+		return "[" + strconv.FormatInt(r.First, 10) + ", " + strconv.FormatInt(r.Last, 10) + "]"
 	case r.Tail > 0:
 		return "-" + strconv.FormatInt(r.Tail, 10)
 	case r.Last == ToEnd:
@@ -40,7 +45,7 @@ func (r RangeArg) String() string {
 
 // LineString is r as typed for lines: a range of one line is "N".
 func (r RangeArg) LineString() string {
-	if r.Tail == 0 && r.First == r.Last {
+	if r.Tail == 0 && r.First == r.Last && r.First >= 0 {
 		return strconv.FormatInt(r.First, 10)
 	}
 	return r.String()

@@ -110,7 +110,7 @@ func TestQueryWithinLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = "5: line 5\n[1 matches in lines 5-30; shown 1-1]\n"
+	want = "5: line 5\n[1 match in lines 5-30; shown 1-1]\n"
 	if got := string(p.Render()); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

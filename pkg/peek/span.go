@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/retval/retval/internal/safetext"
@@ -178,10 +179,13 @@ func lineRange(first, last int64) string {
 	return "line range " + strconv.FormatInt(first, 10) + "-" + strconv.FormatInt(last, 10)
 }
 
-// plural is "1 byte", "2 bytes".
+// plural is "1 byte", "2 bytes"; "1 match", "2 matches".
 func plural(n int64, unit string) string {
 	if n == 1 {
 		return "1 " + unit
+	}
+	if strings.HasSuffix(unit, "ch") {
+		return strconv.FormatInt(n, 10) + " " + unit + "es"
 	}
 	return strconv.FormatInt(n, 10) + " " + unit + "s"
 }

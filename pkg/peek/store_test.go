@@ -121,7 +121,7 @@ func TestStoreErrors(t *testing.T) {
 		t.Errorf("bytes past the end: %v", err)
 	}
 	p, err := Query(v, QueryOptions{Query: "b"}, DefaultCaps)
-	if err != nil || string(p.Render()) != "2: b\n[1 matches; shown 1-1]\n" {
+	if err != nil || string(p.Render()) != "2: b\n[1 match; shown 1-1]\n" {
 		t.Errorf("query: %q, %v", p.Render(), err)
 	}
 }

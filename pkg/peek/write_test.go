@@ -167,7 +167,7 @@ func TestWriteEscapes(t *testing.T) {
 		if err := writeQuery(&out, src, QueryOptions{Query: "evil"}, c); err != nil {
 			t.Fatal(err)
 		}
-		if want := "2: \\x1b[2J\\x1b]0;owned\\x07 csi\\u009b31m bidi\\u202eevil\\u2069\\x0d\n[1 matches; shown 1-1]\n"; out.String() != want {
+		if want := "2: \\x1b[2J\\x1b]0;owned\\x07 csi\\u009b31m bidi\\u202eevil\\u2069\\x0d\n[1 match; shown 1-1]\n"; out.String() != want {
 			t.Errorf("query, caps %+v:\ngot  %q\nwant %q", c, out.String(), want)
 		}
 		out.Reset()

@@ -23,6 +23,9 @@ const (
 	trashDirName      = "trash"
 )
 
+// gcReadOnly is what a gc on a store it cannot write is told.
+const gcReadOnly = "gc can collect nothing there; run it where the store is writable (gc --dry-run shows what it would do)"
+
 // CodeBusy is the code of a lock somebody else holds: a writer's on a run
 // gc wanted, or another collector's on the runs-dir.
 const CodeBusy Code = "busy"
@@ -93,6 +96,9 @@ func (s *Store) OpenCollection(create bool) (*Collection, error) {
 		root.Close()
 		if isRefusal(err) {
 			return nil, Errorf(CodeCorrupt, "%v; gc keeps its lock, trash and tombstones there and never follows a link: remove it (what it points at is left alone) and run gc again", err)
+		}
+		if readOnly(err) {
+			return nil, readOnlyErr(s.Dir, err, gcReadOnly)
 		}
 		return nil, err
 	}
@@ -166,6 +172,9 @@ func (s *Store) LockCollector(create bool) (*CollectorLock, error) {
 	}
 	if isRefusal(err) {
 		return nil, Errorf(CodeCorrupt, "%v; gc never locks through a link or a special file: remove it and run gc again", err)
+	}
+	if create && readOnly(err) {
+		return nil, readOnlyErr(s.Dir, err, gcReadOnly)
 	}
 	if err != nil {
 		return nil, err
@@ -297,9 +306,17 @@ func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
 	} else if changed != "" {
 		return &RunChangedError{Run: ri.Run, What: changed}
 	}
-	late := false
+	// The ids first, then the tombstone (rememberCollected); on a full
+	// disk, whichever did not fit is written once the run's files are gone.
+	late, lateIDs := false, false
+	if err := s.rememberCollected(ri, t.Collected); err != nil {
+		if !noSpace(err) {
+			return fmt.Errorf("recording the values of run %s: %w (run left in place)", ri.Run, err)
+		}
+		lateIDs = true
+	}
 	if err := s.WriteTombstone(t); err != nil {
-		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+		if !noSpace(err) {
 			return fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", ri.Run, err)
 		}
 		s.RemoveTombstone(ri.Run) // no half-written one
@@ -320,6 +337,12 @@ func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
 	if err := trash.RemoveAll(dst); err != nil {
 		return fmt.Errorf("run %s is collected, but deleting its files failed: %w (the next gc finishes it)", ri.Run, err)
 	}
+	if lateIDs {
+		// Without them a lookup in the run written again says
+		// unknown_reference, as before there were records: no reason
+		// to fail a collection that is done.
+		s.rememberCollected(ri, t.Collected)
+	}
 	if late {
 		if err := s.WriteTombstone(t); err != nil {
 			return fmt.Errorf("run %s is collected, but its tombstone could not be written: %w (lookups in it say unknown_reference)", ri.Run, err)
@@ -327,6 +350,9 @@ func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
 	}
 	return nil
 }
+
+// noSpace reports whether err says the disk (or the user's quota) is full.
+func noSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) }
 
 // trashEntry is a fresh name in the trash for the run directory name.
 func trashEntry(name string) (string, error) {

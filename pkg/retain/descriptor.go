@@ -43,6 +43,10 @@ type Descriptor struct {
 	// max-value-size, so the value is the first Size bytes of an output
 	// that went on (retval exec); Complete is then false.
 	Stopped bool `json:"stopped,omitempty"`
+	// KeptTail: retval itself kept the last Size bytes of a longer output
+	// (retval exec --tail), where a partial value is otherwise the tail a
+	// producer upstream kept; Complete is then false.
+	KeptTail bool `json:"kept_tail,omitempty"`
 	// Stderr is the value holding the producer's stderr, kept apart
 	// (retval exec --stderr separate); the stub names it.
 	Stderr      ID          `json:"stderr,omitempty"`
@@ -61,13 +65,16 @@ type Meta struct {
 	// Stopped: the producer was stopped at max-value-size; the value is
 	// the head of its output (see Descriptor.Stopped).
 	Stopped bool
+	// KeptTail: Partial, and the tail was kept by retval (exec --tail),
+	// not by the producer (see Descriptor.KeptTail).
+	KeptTail bool
 	// Stderr is the value holding the producer's stderr, when it was
 	// retained apart.
 	Stderr ID
 }
 
 func (d *Descriptor) meta() Meta {
-	return Meta{Tool: d.Tool, Partial: !d.Complete && !d.Stopped, OmittedBytes: d.OmittedBytes, ExitCode: d.ExitCode, TimedOut: d.TimedOut, Stopped: d.Stopped, Stderr: d.Stderr}
+	return Meta{Tool: d.Tool, Partial: !d.Complete && !d.Stopped, OmittedBytes: d.OmittedBytes, ExitCode: d.ExitCode, TimedOut: d.TimedOut, Stopped: d.Stopped, KeptTail: d.KeptTail, Stderr: d.Stderr}
 }
 
 func marshalDescriptor(d *Descriptor) ([]byte, error) {

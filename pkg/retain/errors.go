@@ -30,6 +30,10 @@ const (
 	CodeNotUTF8          Code = "not_utf8"
 	CodeTooLarge         Code = "too_large"
 	CodeBadReference     Code = "bad_reference"
+	// CodeReadOnly: the store cannot be written here (a read-only mount
+	// or snapshot, or a runs-dir not writable by us) and the command has
+	// nothing to do but write: gc. Exit 1.
+	CodeReadOnly Code = "read_only"
 )
 
 // Sentinels for errors.Is. An *Error with the matching Code is Is-equal to
@@ -40,6 +44,7 @@ var (
 	ErrCorrupt   = &Error{Code: CodeCorrupt}
 	ErrConflict  = &Error{Code: CodeConflict}
 	ErrCapacity  = &Error{Code: CodeCapacity}
+	ErrReadOnly  = &Error{Code: CodeReadOnly}
 )
 
 // Error is a failure with a code. Err carries the human explanation.

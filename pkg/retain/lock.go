@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/retval/retval/internal/flock"
+	"github.com/retval/retval/internal/fsx"
 )
 
 // RunLock is a writer's shared hold on a run: while it is held, gc (which
@@ -75,12 +76,12 @@ func (s *Store) lockRun(run ID, create bool) (*RunLock, error) {
 			s.RemoveTombstone(run)
 		}
 		lp := filepath.Join(dir, lockName)
-		f, err := openStoreFile(lp, os.O_RDWR|os.O_CREATE, "run lock")
+		f, err := openRunLock(run, dir, os.O_RDWR|os.O_CREATE)
 		if !create && readOnly(err) {
 			// A reader on a read-only store (a snapshot, a ro mount):
 			// nobody can write or collect there, so a read lock is
 			// enough, and no lock at all where none can be made.
-			f, err = openStoreFile(lp, os.O_RDONLY, "run lock")
+			f, err = openRunLock(run, dir, os.O_RDONLY)
 			if errors.Is(err, fs.ErrNotExist) {
 				return &RunLock{Run: run, Dir: dir}, nil
 			}
@@ -102,6 +103,41 @@ func (s *Store) lockRun(run ID, create bool) (*RunLock, error) {
 			return nil, fmt.Errorf("run %q keeps being collected while we write", run)
 		}
 	}
+}
+
+// BadLockError is a run whose .lock is not a file retval makes (a
+// symlink, a FIFO, a directory): no writer and no gc can lock the run, so
+// it is refused as corrupt wherever it is met — retain prints its input,
+// gc skips the run as refused, catalogue --all lists it as refused, and
+// verify reports the lock and still checks the run's values. It is the
+// Err of an *Error with CodeCorrupt.
+type BadLockError struct {
+	Run  ID
+	Path string
+	Err  error // what fsx refused, or the file's type
+}
+
+func (e *BadLockError) Error() string {
+	return fmt.Sprintf("run lock %s %v: retval never makes one, so nothing can lock run %s; remove it (what it points at is left alone) and the run is usable again", e.Path, e.Err, e.Run)
+}
+
+func (e *BadLockError) Unwrap() error { return e.Err }
+
+// openRunLock opens the lock file of the run directory dir; a lock that
+// is not a regular file is a *BadLockError (corrupt), never followed or
+// waited on.
+func openRunLock(run ID, dir string, flag int) (*os.File, error) {
+	lp := filepath.Join(dir, lockName)
+	f, err := fsx.OpenFile(lp, flag, fileMode)
+	if fsx.Refused(err) {
+		var pe *fsx.PathError
+		why := err
+		if errors.As(err, &pe) {
+			why = pe.Err
+		}
+		return nil, &Error{Code: CodeCorrupt, Err: &BadLockError{Run: run, Path: lp, Err: why}}
+	}
+	return f, err
 }
 
 // readOnly reports whether err says the store cannot be written here.

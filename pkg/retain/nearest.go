@@ -17,7 +17,8 @@ type UnknownValueError struct {
 	ID  string // as given
 	// Nearest are the run's value ids within a couple of edits of ID (or
 	// that it is a prefix of, or equal to but for case), nearest first, at
-	// most maxNearest.
+	// most maxNearest; never one that differs from ID only in its numbers
+	// (another call of a sequence, not a misspelling).
 	Nearest []ID
 }
 
@@ -82,8 +83,12 @@ func nearestAmong(names []string, id string) []ID {
 		if !ok || !IsClean(v) {
 			continue
 		}
+		base, sanitized := sanitizedBase(v)
+		if numbersDiffer(want, v) || sanitized && numbersDiffer(cleanMapped(want), base) {
+			continue // c1 for c2, call-9 for call-10: another call, not a typo
+		}
 		d := textdist.Distance(want, v)
-		if base, ok := sanitizedBase(v); ok {
+		if sanitized {
 			// A sanitized id ("s2_stderr-1a2b3c4d") is near the call id
 			// it was made of ("s2.stderr"): compare their readable parts.
 			d = min(d, textdist.Distance(cleanMapped(want), base))
@@ -109,6 +114,40 @@ func nearestAmong(names []string, id string) []ID {
 		out = append(out, c.id)
 	}
 	return out
+}
+
+// numbersDiffer reports whether a and b differ only in their numbers: the
+// same text around runs of digits that are not all the same. Such ids
+// name different calls of a sequence (c1 and c2, step-9 and step-10, two
+// dates), whose contents are unrelated, so neither is a misspelling of
+// the other.
+func numbersDiffer(a, b string) bool {
+	if a == b {
+		return false
+	}
+	for a != "" && b != "" {
+		na, nb := digitRun(a), digitRun(b)
+		if (na == 0) != (nb == 0) {
+			return false
+		}
+		if na == 0 {
+			if a[0] != b[0] {
+				return false
+			}
+			na, nb = 1, 1
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return a == "" && b == ""
+}
+
+// digitRun is the length of the run of ASCII digits s begins with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // sanitizedBase is the readable part of an id Sanitize made of a call id

@@ -11,7 +11,7 @@ import (
 // A mistyped value id is answered with the run's nearest ids.
 func TestUnknownValueNearest(t *testing.T) {
 	s := Open(t.TempDir())
-	for _, c := range []string{"toolu_01abc", "toolu_01abd", "toolu_99zzz", "c1", "build-log"} {
+	for _, c := range []string{"toolu_01abc", "toolu_01abd", "toolu_99zzz", "c1", "build-log", "step-10", "s2.stderr"} {
 		if _, err := s.Retain(strings.NewReader("x"), io.Discard, RetainOptions{Run: "r", Call: c, Limits: Limits{Threshold: Unlimited}}); err != nil {
 			t.Fatal(err)
 		}
@@ -22,8 +22,15 @@ func TestUnknownValueNearest(t *testing.T) {
 	}{
 		{"toolu_01abe", []ID{"toolu_01abc", "toolu_01abd"}},
 		{"toolu_01acb", []ID{"toolu_01abc", "toolu_01abd"}},
-		{"c2", []ID{"c1"}},
-		{"#c2", []ID{"c1"}},
+		{"c1x", []ID{"c1"}},
+		{"#c1x", []ID{"c1"}},
+		// Ids that differ only in their numbers are other calls of a
+		// sequence, never misspellings of each other.
+		{"c2", nil},
+		{"#c2", nil},
+		{"step-9", nil},
+		{"step-11", nil},
+		{"s3.stderr", nil},
 		{"build", []ID{"build-log"}},
 		{"BUILD-LOG", []ID{"build-log"}},
 		{"zzz", nil},

@@ -189,7 +189,7 @@ func (o *objStore) objCommitted(run, id ID, objs map[string]s3store.Object) (*De
 func (o *objStore) openValue(s *Store, rid ID, run, id string, vid ID, touch bool) (*Value, error) {
 	d, _, err := o.getDescriptor(rid, vid)
 	if errors.Is(err, s3store.ErrNotFound) {
-		return nil, o.gone(s, rid, run, &Error{Code: CodeUnknownReference, Err: &UnknownValueError{Run: rid, ID: id, Nearest: o.nearestIDs(rid, id)}})
+		return nil, o.gone(s, rid, run, s.missingValue(rid, id, vid, func() []ID { return o.nearestIDs(rid, id) }))
 	}
 	if err != nil {
 		return nil, o.ioErr(err)

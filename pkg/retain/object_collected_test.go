@@ -96,7 +96,8 @@ func testObjectReadersDoNotBringACollectedRunBack(t *testing.T, srv *s3test.Serv
 
 // A run written again after its collection lives again, as locally where
 // the run's new directory removes the tombstone: the tombstone goes, its
-// readers' records stay, and an id it does not hold is unknown.
+// readers' records stay, an id it never held is unknown, and one of the
+// collected generation is collected (its collected-ids record).
 func TestObjectRunWrittenAgainLosesItsTombstone(t *testing.T) {
 	s3test.Each(t, testObjectRunWrittenAgainLosesItsTombstone)
 }
@@ -124,8 +125,11 @@ func testObjectRunWrittenAgainLosesItsTombstone(t *testing.T, srv *s3test.Server
 	if k := keysUnder(t, o, objKey("r", readsDir)); len(k) != before+1 {
 		t.Fatalf("read records of the live run: %v, want %d", k, before+1)
 	}
-	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("lookup of a value the new run does not hold: %v, want unknown_reference", err)
+	if _, err := s.OpenValue("r", "other"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("lookup of a value the run never held: %v, want unknown_reference", err)
+	}
+	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrCollected) {
+		t.Fatalf("lookup of a value of the collected generation: %v, want collected", err)
 	}
 }
 
@@ -235,8 +239,8 @@ func staleTombstoneRun(t *testing.T, srv *s3test.Server) (*Store, *objStore) {
 
 // A run written into again whose writer died before it removed the old
 // tombstone is live all the same: what its readers write stays, a lookup
-// of an id it does not hold is unknown_reference, and the stale
-// tombstone goes.
+// of an id it never held is unknown_reference, and the stale tombstone
+// goes.
 func TestObjectStaleTombstoneOfALiveRun(t *testing.T) {
 	s3test.Each(t, testObjectStaleTombstoneOfALiveRun)
 }
@@ -250,8 +254,8 @@ func testObjectStaleTombstoneOfALiveRun(t *testing.T, srv *s3test.Server) {
 	if _, err := o.b.Stat(o.ctx, tombstoneKey("r")); err == nil {
 		t.Fatal("the stale tombstone is still there")
 	}
-	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected) {
-		t.Fatalf("lookup of a value the live run does not hold: %v, want unknown_reference", err)
+	if _, err := s.OpenValue("r", "other"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected) {
+		t.Fatalf("lookup of a value the live run never held: %v, want unknown_reference", err)
 	}
 }
 
@@ -260,8 +264,8 @@ func TestObjectStaleTombstoneLookup(t *testing.T) { s3test.Each(t, testObjectSta
 
 func testObjectStaleTombstoneLookup(t *testing.T, srv *s3test.Server) {
 	s, _ := staleTombstoneRun(t, srv)
-	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected) {
-		t.Fatalf("lookup of a value the live run does not hold: %v, want unknown_reference", err)
+	if _, err := s.OpenValue("r", "other"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected) {
+		t.Fatalf("lookup of a value the live run never held: %v, want unknown_reference", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -282,6 +283,9 @@ func (c *Collection) collectRun(ri *RunInfo, t Tombstone) error {
 	if err := c.checkLease(); err != nil {
 		return err
 	}
+	if err := c.s.rememberCollected(ri, t.Collected); err != nil {
+		return fmt.Errorf("recording the values of run %s: %w (run left in place)", run, err)
+	}
 	if err := c.writeTombstone(t); err != nil {
 		return fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", run, err)
 	}
@@ -488,15 +492,39 @@ func (o *objStore) tombstoneFiles() ([]TombstoneFile, error) {
 	}
 	keep := out[:0]
 	for _, f := range out {
-		if !f.Temp {
-			f.Tombstone, f.Problem = o.readTombstoneFile(f.Name)
-			if errors.Is(f.Problem, s3store.ErrNotFound) {
-				continue // removed while we listed
+		switch {
+		case f.Temp:
+		case isCollectedIDsName(f.Name):
+			var b []byte
+			if b, f.Problem = o.readTombstoneEntry(f.Name, MaxCollectedIDsBytes); f.Problem == nil {
+				f.IDs, f.Problem = parseCollectedIDs(f.Name, b)
 			}
+		default:
+			f.Tombstone, f.Problem = o.readTombstoneFile(f.Name)
+		}
+		if errors.Is(f.Problem, s3store.ErrNotFound) || errors.Is(f.Problem, fs.ErrNotExist) {
+			continue // removed while we listed
 		}
 		keep = append(keep, f)
 	}
 	return keep, nil
+}
+
+// readTombstoneEntry is readTombstoneEntry on object storage: a key that
+// is not there is fs.ErrNotExist, as a file that is not.
+func (o *objStore) readTombstoneEntry(name string, max int64) ([]byte, error) {
+	b, _, err := o.b.Get(o.ctx, tombstonePrefix+name, max)
+	if errors.Is(err, s3store.ErrNotFound) {
+		return nil, fmt.Errorf("%s: %w", o.where(tombstonePrefix+name), fs.ErrNotExist)
+	}
+	return b, o.ioErr(err)
+}
+
+// writeTombstoneEntry is writeTombstoneEntry on object storage: one PUT
+// is written whole or not at all.
+func (o *objStore) writeTombstoneEntry(name string, b []byte) error {
+	_, err := o.b.Put(o.ctx, tombstonePrefix+name, b)
+	return o.ioErr(err)
 }
 
 func (o *objStore) readTombstoneFile(name string) (*Tombstone, error) {

@@ -86,7 +86,7 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	}
 	d, err := readDescriptor(meta)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, gone(&Error{Code: CodeUnknownReference, Err: &UnknownValueError{Run: rid, ID: id, Nearest: nearestIDs(dir, id)}})
+		return nil, gone(s.missingValue(rid, id, vid, func() []ID { return nearestIDs(dir, id) }))
 	}
 	if err != nil {
 		return nil, err

@@ -60,6 +60,10 @@ const (
 	// OpCompose: expand composed Bytes bytes of tool-call arguments from
 	// selections of the value, text the model did not have to write.
 	OpCompose ReadOp = "compose"
+	// OpReference: an agent's tool call (Tool) carried references that an
+	// integration (Via) expanded before the tool ran: the model wrote
+	// Bytes bytes of reference forms that stood for Size bytes of text.
+	OpReference ReadOp = "reference"
 )
 
 // Read is one record of a run's read log.
@@ -87,7 +91,15 @@ type Read struct {
 	Code Code
 	// Tool is the tool that produced the value (retain's records).
 	Tool string
+	// Sel is what a lookup selected, in the flag form of peek and resolve
+	// ("--lines 5-9", "--bytes 0-100", "--pointer /a/b", "--query TEXT"),
+	// ranges as resolved against the value; empty when not known. One
+	// longer than MaxReadSel is recorded as its first word and "…".
+	Sel string
 }
+
+// MaxReadSel bounds the selection a record carries (Read.Sel).
+const MaxReadSel = 96
 
 // appendRecord renders r as one line of the log.
 func appendRecord(b []byte, r Read) []byte {
@@ -114,6 +126,10 @@ func appendRecord(b []byte, r Read) []byte {
 	b = append(b, logField(string(r.Code), 32)...)
 	b = append(b, '\t')
 	b = append(b, logField(r.Tool, maxLogTool)...)
+	if r.Sel != "" {
+		b = append(b, '\t')
+		b = append(b, logSel(r.Sel)...)
+	}
 	return append(b, '\n')
 }
 
@@ -144,6 +160,17 @@ func logField(s string, n int) string {
 		s = s[:cut]
 	}
 	return s
+}
+
+// logSel is a selection as a field: one that would not fit MaxReadSel is
+// its first word and "…", so that a cut range or pointer is never read
+// back as another one.
+func logSel(s string) string {
+	if f := logField(s, MaxReadSel+1); len(f) <= MaxReadSel {
+		return f
+	}
+	word, _, _ := strings.Cut(s, " ")
+	return logField(word, MaxReadSel-len("…")) + "…"
 }
 
 // LogRead appends r to run's read log. It never fails the read it
@@ -307,8 +334,9 @@ func (i *ReadLogInfo) malformed(line int64) {
 }
 
 // parseRecord parses one line (without its newline) into r, reporting
-// whether it is a well-formed record. Fields after the tenth are ignored,
-// so that later versions can add some.
+// whether it is a well-formed record. The eleventh field, when there is
+// one, is the selection; fields after it are ignored, so that later
+// versions can add some.
 func parseRecord(line []byte, r *Read, in interner) bool {
 	var f [10][]byte
 	n := 0
@@ -321,8 +349,12 @@ func parseRecord(line []byte, r *Read, in interner) bool {
 		line = line[i+1:]
 		n++
 	}
+	var sel []byte
 	if i := bytes.IndexByte(line, '\t'); i >= 0 {
-		line = line[:i]
+		sel, line = line[i+1:], line[:i]
+		if j := bytes.IndexByte(sel, '\t'); j >= 0 {
+			sel = sel[:j]
+		}
 	}
 	f[9] = line
 	ms, ok := parseUint(f[0])
@@ -331,7 +363,7 @@ func parseRecord(line []byte, r *Read, in interner) bool {
 	}
 	op := ReadOp(f[1])
 	switch op {
-	case OpStub, OpVerbatim, OpPreview, OpRead, OpRefused, OpCompose:
+	case OpStub, OpVerbatim, OpPreview, OpRead, OpRefused, OpCompose, OpReference:
 	default:
 		return false
 	}
@@ -346,6 +378,7 @@ func parseRecord(line []byte, r *Read, in interner) bool {
 	*r = Read{
 		Time: time.UnixMilli(ms), Op: op, Via: in.get(f[2]), Value: ID(in.get(f[3])), Step: ID(in.get(f[4])),
 		Bytes: b, Size: size, Call: f[7][0] == '1', Code: Code(in.get(f[8])), Tool: in.get(f[9]),
+		Sel: string(sel),
 	}
 	return true
 }
@@ -393,6 +426,12 @@ func (s *Store) LogCall(run, id, via string, n int64, err error) {
 	if rerr != nil {
 		return
 	}
+	s.LogRead(rid, callRead(id, via, n, err))
+}
+
+// callRead is the record of a call that read value id (or listed, id "")
+// and returned n bytes or failed with err.
+func callRead(id, via string, n int64, err error) Read {
 	r := Read{Op: OpRead, Via: via, Bytes: n, Call: true}
 	if id != "" {
 		r.Value, _ = Sanitize(strings.TrimPrefix(id, "#"))
@@ -400,5 +439,5 @@ func (s *Store) LogCall(run, id, via string, n int64, err error) {
 	if err != nil {
 		r.Code, r.Bytes = CodeOf(err), int64(len(err.Error()))
 	}
-	s.LogRead(rid, r)
+	return r
 }

@@ -41,12 +41,65 @@ func (v *Value) Stub(st StubSettings) (string, error) {
 		Head: head, Tail: tail, PreviewBytes: st.PreviewBytes, PeekLines: st.PeekLines,
 		HeaderOnly: st.Policy == PolicyBounded, ReadMore: st.ReadMore, Run: v.Run, RunsDir: st.RunsDir,
 		NDJSON: d.NDJSON}
+	if !in.HeaderOnly && st.PreviewBytes > 0 && d.Size > st.PreviewBytes {
+		if in.FirstNewline, in.LastLineStart, err = v.lineEnds(head, tail); err != nil {
+			return "", err
+		}
+	}
 	if d.JSON && !in.HeaderOnly {
 		if in.outline, err = jsonStubOutline(v, d.Size, head, st.PreviewBytes); err != nil {
 			return "", err
 		}
 	}
 	return RenderStub(in), nil
+}
+
+// lineEnds finds what a stub of v needs to know of its first and last
+// lines (StubInput.FirstNewline, LastLineStart) when its head and tail
+// excerpts cannot tell: only for a value of several lines whose first
+// (last) line is longer than them, by reading on from the head (back from
+// the tail) to that line's end (start). Every byte read is checked.
+func (v *Value) lineEnds(head, tail []byte) (firstNewline, lastLineStart int64, err error) {
+	size := v.Desc.Size
+	firstNewline = -1
+	if v.Desc.Lines < 2 {
+		return firstNewline, 0, nil
+	}
+	buf := make([]byte, min(chunkSize, 64<<10))
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		firstNewline = int64(i)
+	} else {
+		for off := int64(len(head)); off < size && firstNewline < 0; off += int64(len(buf)) {
+			n, err := v.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+			if err != nil && err != io.EOF {
+				return 0, 0, err
+			}
+			if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+				firstNewline = off + int64(i)
+			}
+		}
+	}
+	// The newline before the last line: the last one before the final
+	// byte (which may be the newline ending the last line).
+	end := size - 1
+	if len(tail) > 0 {
+		if i := bytes.LastIndexByte(tail[:len(tail)-1], '\n'); i >= 0 {
+			return firstNewline, size - int64(len(tail)) + int64(i) + 1, nil
+		}
+		end = size - int64(len(tail))
+	}
+	for end > 0 {
+		off := max(0, end-int64(len(buf)))
+		n, err := v.ReadAt(buf[:end-off], off)
+		if err != nil && err != io.EOF {
+			return 0, 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return firstNewline, off + int64(i) + 1, nil
+		}
+		end = off
+	}
+	return firstNewline, 0, nil
 }
 
 // Replay rebuilds what the model saw for a call: when the value of call

@@ -121,6 +121,12 @@ func (s *Store) Runs(grace time.Duration) ([]*RunInfo, error) {
 			return nil, err
 		}
 		ri.Busy, err = s.RunBusy(id)
+		if errors.Is(err, ErrCorrupt) {
+			// A lock retval did not make (a symlink): refused, as a run
+			// directory that is not ours; the other runs are listed.
+			out = append(out, &RunInfo{Run: id, Refused: err.Error()})
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -347,12 +353,13 @@ func treeSize(path string, e *RunEntry) error {
 
 // RunBusy reports whether a writer holds run's lock: it tries to take the
 // lock exclusively without waiting and lets go at once. A run without a
-// lock file has never had a writer and is not busy.
+// lock file has never had a writer and is not busy; one whose lock is not
+// a regular file is a corrupt *BadLockError.
 func (s *Store) RunBusy(run ID) (bool, error) {
 	if _, ok, err := s.objBackend(); ok {
 		return false, err // no locks on object storage: a run in use is active by its times
 	}
-	f, err := openStoreFile(filepath.Join(s.RunDir(run), lockName), os.O_RDONLY, "run lock")
+	f, err := openRunLock(run, s.RunDir(run), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -376,7 +383,7 @@ func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
 		return nil, err
 	}
 	lp := filepath.Join(dir, lockName)
-	f, err := openStoreFile(lp, os.O_RDWR|os.O_CREATE, "run lock")
+	f, err := openRunLock(run, dir, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}

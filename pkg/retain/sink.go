@@ -64,12 +64,21 @@ type writeback struct {
 	f                *os.File
 	start            func(f *os.File, off, n int64)
 	written, started int64
+	// failed, when not nil, is closed at the first failed write.
+	failed chan struct{}
 }
 
 const writebackStep = 8 << 20
 
 func (w *writeback) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
+	if err != nil && w.failed != nil {
+		select {
+		case <-w.failed:
+		default:
+			close(w.failed)
+		}
+	}
 	w.written += int64(n)
 	if w.start != nil && w.written-w.started >= writebackStep {
 		w.start(w.f, w.started, w.written-w.started)
@@ -172,14 +181,24 @@ type zstdSink struct {
 
 func newZstdSink(f *os.File, start func(f *os.File, off, n int64)) (*zstdSink, error) {
 	enc := &frameEncoder{enc: zstdEncoder(), out: make(map[*byte][]byte)}
-	sw, err := seekable.NewWriter(&writeback{f: f, start: start}, enc)
+	wb := &writeback{f: f, start: start, failed: make(chan struct{})}
+	sw, err := seekable.NewWriter(wb, enc)
 	if err != nil {
 		return nil, err
 	}
 	frames := make(chan []byte, 4)
 	s := &zstdSink{f: f, sw: sw, enc: enc, frames: frames, queue: frames, done: make(chan error, 1)}
+	// A frame write that failed ends the compressor: WriteMany returns only
+	// once the source does, and the source would otherwise wait for a
+	// frame the writer will never take. The frames not taken stay in the
+	// queue for ReadBack.
 	source := func() ([]byte, error) {
-		b, ok := <-frames
+		var b []byte
+		var ok bool
+		select {
+		case b, ok = <-frames:
+		case <-wb.failed:
+		}
 		if !ok {
 			return nil, nil
 		}

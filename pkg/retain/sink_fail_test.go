@@ -10,9 +10,9 @@ import (
 
 // A zstd sink whose file write fails keeps every accepted byte for the
 // verbatim fallback, whichever way Finish learns of the failure: the
-// compressor may have died before the last frame was queued, and that
-// frame must still be read back. The file here is read-only, so the first
-// frame write fails (as on a full disk).
+// compressor died before the last frame was queued (the test waits for
+// that), and that frame must still be read back. The file here is
+// read-only, so the first frame write fails (as on a full disk).
 func TestZstdSinkFailureReadsBackEverything(t *testing.T) {
 	data := bigValue(2*FrameSize + 90000)
 	dir := t.TempDir()
@@ -30,10 +30,20 @@ func TestZstdSinkFailureReadsBackEverything(t *testing.T) {
 		if n, err := z.Write(data[:2*FrameSize]); n != 2*FrameSize {
 			t.Fatalf("write: %d, %v", n, err)
 		}
-		// Give the compressor time to fail and exit before the last frame
-		// is queued (it may also still be waiting for a frame).
-		for deadline := time.Now().Add(20 * time.Millisecond); len(z.done) == 0 && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
+		// The compressor fails at its first frame write and exits (it
+		// does not wait for a frame the writer will never take): wait for
+		// that — unless the sink saw it already while queueing the second
+		// frame — then queue the last frame behind its back.
+		if z.failed == nil {
+			select {
+			case err := <-z.done:
+				if err == nil {
+					t.Fatal("the compressor exited without the write's error")
+				}
+				z.done <- err // for Finish and ReadBack, as the compressor left it
+			case <-time.After(time.Minute):
+				t.Fatalf("trial %d: the compressor did not exit within a minute of a failed write", i)
+			}
 		}
 		z.Write(data[2*FrameSize:])
 		if _, err := z.Finish(); err == nil {

@@ -18,10 +18,14 @@ type stats struct {
 	size     int64
 	newlines int64
 	last     byte
-	sha      hash.Hash
-	utf8     bool
-	carry    []byte // an incomplete UTF-8 sequence at the end of the last chunk
-	json     jsonvalid.Validator
+	// firstNL is the offset of the first newline; lastNL and prevNL those
+	// of the last two (-1: none yet). A stub needs them for a first or
+	// last line longer than its excerpt.
+	firstNL, lastNL, prevNL int64
+	sha                     hash.Hash
+	utf8                    bool
+	carry                   []byte // an incomplete UTF-8 sequence at the end of the last chunk
+	json                    jsonvalid.Validator
 	// nd checks for NDJSON from the end of the first non-empty line on:
 	// until then the lines are json's bytes (ndStarted false).
 	nd        jsonvalid.Lines
@@ -34,7 +38,7 @@ type stats struct {
 }
 
 func newStats(keep int64, index bool) *stats {
-	s := &stats{sha: sha256.New(), utf8: true, keep: int(max(keep, 0))}
+	s := &stats{sha: sha256.New(), utf8: true, keep: int(max(keep, 0)), firstNL: -1, lastNL: -1, prevNL: -1}
 	s.tail = make([]byte, 0, s.keep)
 	if index {
 		s.index = newIndexBuilder()
@@ -48,8 +52,21 @@ func (s *stats) add(p []byte) {
 	if len(p) == 0 {
 		return
 	}
+	at := s.size
 	s.size += int64(len(p))
-	s.newlines += int64(bytes.Count(p, nl))
+	if c := bytes.Count(p, nl); c > 0 {
+		s.newlines += int64(c)
+		if s.firstNL < 0 {
+			s.firstNL = at + int64(bytes.IndexByte(p, '\n'))
+		}
+		i := bytes.LastIndexByte(p, '\n')
+		if c == 1 {
+			s.prevNL = s.lastNL
+		} else {
+			s.prevNL = at + int64(bytes.LastIndexByte(p[:i], '\n'))
+		}
+		s.lastNL = at + int64(i)
+	}
 	s.last = p[len(p)-1]
 	if s.utf8 {
 		s.checkUTF8(p)
@@ -167,6 +184,16 @@ func (s *stats) lines() int64 {
 		return s.newlines + 1
 	}
 	return s.newlines
+}
+
+// lineEnds returns the offset of the first newline (-1: none) and the
+// offset at which the last line starts, as StubInput wants them.
+func (s *stats) lineEnds() (firstNewline, lastLineStart int64) {
+	nl := s.lastNL
+	if s.size > 0 && s.last == '\n' {
+		nl = s.prevNL // the newline ending the last line starts nothing
+	}
+	return s.firstNL, nl + 1
 }
 
 func (s *stats) validUTF8() bool { return s.utf8 && len(s.carry) == 0 }

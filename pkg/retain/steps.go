@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/internal/fsx"
@@ -52,7 +54,18 @@ type StepLedger struct {
 	run  ID
 	key  string
 	etag string
+
+	// inMemory: the store cannot be written (ReadOnlyError): the step is
+	// counted here alone, from what its ledger recorded, if anything.
+	inMemory error
 }
+
+// InMemory returns why the step's spending is held in memory for this
+// invocation, nil when its ledger keeps it: the store cannot be written
+// (a read-only mount or snapshot), so nothing a step spends can be carried
+// to the next invocation. The ledger's record, when there is one, is where
+// the count starts; Save then only updates the count in memory.
+func (l *StepLedger) InMemory() error { return l.inMemory }
 
 // ErrLedgerChanged is Save's error when another process saved the step's
 // ledger since this one was opened (object storage has no locks: the
@@ -92,6 +105,9 @@ func (l *StepLedger) open() error {
 	}
 	defer root.Close()
 	steps, err := root.MkdirOpen(stepsDirName, dirMode)
+	if readOnly(err) {
+		return l.openInMemory(root, err)
+	}
 	if err != nil {
 		if fsx.Refused(err) || errors.Is(err, fsx.ErrNotDir) {
 			return Errorf(CodeCorrupt, "step ledgers' directory %s cannot hold ledgers: remove it and retval makes it again, or resolve without --step; it is not a directory (symlinks are never followed)", root.Join(stepsDirName))
@@ -102,6 +118,9 @@ func (l *StepLedger) open() error {
 	name := stepName(l.step)
 	p := steps.Join(name)
 	f, err := steps.OpenFile(name, os.O_RDWR|os.O_CREATE, fileMode)
+	if readOnly(err) {
+		return l.openInMemory(root, err)
+	}
 	switch {
 	case errors.Is(err, fsx.ErrSymlink):
 		return Errorf(CodeCorrupt, "step ledger %s is a symlink and is never followed; start a new step with another --step id", p)
@@ -141,6 +160,66 @@ func (l *StepLedger) open() error {
 	return nil
 }
 
+// openInMemory is open on a store that cannot be written (why is the
+// failed write): the step's ledger, if there is one, is read (never
+// through a link, within its bound) and the step counted on from it in
+// memory.
+func (l *StepLedger) openInMemory(root *fsx.Dir, why error) error {
+	l.inMemory = &ReadOnlyError{Dir: root.Path(), Err: why}
+	steps, err := root.OpenDir(stepsDirName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no step was ever kept here
+	}
+	if err != nil {
+		return err
+	}
+	defer steps.Close()
+	p := steps.Join(stepName(l.step))
+	b, err := steps.ReadFile(stepName(l.step), maxLedgerSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case fsx.Refused(err):
+		return Errorf(CodeCorrupt, "step ledger %s is not a regular file or is over %d bytes, and is never read; start a new step with another --step id", p, maxLedgerSize)
+	case err != nil:
+		return err
+	}
+	var rec ledgerRecord
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
+			return Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
+		}
+	}
+	l.spent = rec.StepSpent
+	return nil
+}
+
+// ReadOnlyError says the store cannot be written where a command needed
+// to (Dir, the directory it could not write in). It is the Err of an
+// *Error with CodeReadOnly, or why a step is counted in memory
+// (StepLedger.InMemory).
+type ReadOnlyError struct {
+	Dir string
+	Err error // the failed write
+}
+
+func (e *ReadOnlyError) Error() string {
+	why := e.Err
+	var errno syscall.Errno
+	if errors.As(e.Err, &errno) {
+		why = errno
+	}
+	return fmt.Sprintf("%s cannot be written (%v)", e.Dir, why)
+}
+
+// readOnlyErr is the read_only error of a command that can do nothing on
+// a store it cannot write: what was not writable, and what to do.
+func readOnlyErr(dir string, err error, what string) error {
+	return &Error{Code: CodeReadOnly, Err: fmt.Errorf("the runs-dir %w: %s", &ReadOnlyError{Dir: dir, Err: err}, what)}
+}
+
+func (e *ReadOnlyError) Unwrap() error { return e.Err }
+
 // Step is the ledger's step.
 func (l *StepLedger) Step() ID { return l.step }
 
@@ -163,6 +242,10 @@ func (l *StepLedger) Save(sp StepSpent) error {
 	if l.obj != nil {
 		return l.objSave(rec, sp)
 	}
+	if l.inMemory != nil {
+		l.spent = sp
+		return nil
+	}
 	if _, err := l.f.WriteAt(rec, 0); err != nil {
 		return err
 	}
@@ -178,7 +261,9 @@ func (l *StepLedger) Close() {
 	if l.obj != nil {
 		return // nothing held
 	}
-	l.f.Close()
+	if l.f != nil {
+		l.f.Close()
+	}
 	l.lock.Unlock()
 }
 

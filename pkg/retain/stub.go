@@ -38,6 +38,12 @@ type StubInput struct {
 	// NDJSON: the value is one JSON document per line; the read-more line
 	// says how to read in one line's document.
 	NDJSON bool
+	// FirstNewline is the offset of the value's first newline and
+	// LastLineStart the offset its last line starts at. A stub needs them
+	// only for a value of several lines whose first (last) line does not
+	// fit its head (tail) excerpt, where Head (Tail) cannot tell them;
+	// retain learns them as the value streams past, replay by reading.
+	FirstNewline, LastLineStart int64
 	// outline, when set, is the preview instead of head and tail: the
 	// JSON-aware stub (see jsonStubOutline).
 	outline *stubOutline
@@ -74,7 +80,11 @@ func Completeness(size int64, m Meta) string {
 	if m.Stopped {
 		fmt.Fprintf(&b, "partial: stopped at max-value-size, the first %d bytes", size)
 	} else if m.Partial {
-		fmt.Fprintf(&b, "partial: upstream kept the last %d bytes", size)
+		who := "upstream"
+		if m.KeptTail {
+			who = "retval"
+		}
+		fmt.Fprintf(&b, "partial: %s kept the last %d bytes", who, size)
 		if m.OmittedBytes != nil {
 			fmt.Fprintf(&b, ", %d bytes discarded", *m.OmittedBytes)
 		}
@@ -125,7 +135,8 @@ func RenderStub(in StubInput) string {
 		return b.String()
 	}
 
-	head, tail, hidden := excerpts(in)
+	pv := excerpts(in)
+	head, tail := pv.head, pv.tail
 	firstUnshown := int64(1)
 	if len(head) > 0 {
 		// The line after the head's last newline: the first line the
@@ -133,23 +144,19 @@ func RenderStub(in StubInput) string {
 		firstUnshown = int64(bytes.Count(head, nl)) + 1
 	}
 	writeExcerpt(&b, head)
-	if hidden > 0 && in.PreviewBytes > 0 {
-		headLast := int64(bytes.Count(head, nl))
-		if len(head) > 0 && head[len(head)-1] != '\n' {
-			headLast++
+	if pv.hidden > 0 && in.PreviewBytes > 0 {
+		if pv.headCut {
+			fmt.Fprintf(&b, "[line 1 continues: %d more %s%s]\n", pv.headMore, bytesWord(pv.headMore), in.bytesCommand(pv.headMore, int64(len(head)), int64(len(head))+pv.headMore))
 		}
-		tailStart := in.Lines + 1
-		if len(tail) > 0 {
-			// tail is a suffix of in.Tail: its last byte is the value's.
-			totalNL := in.Lines
-			if tail[len(tail)-1] != '\n' {
-				totalNL--
-			}
-			tailStart = totalNL - int64(bytes.Count(tail, nl)) + 1
+		if pv.midBytes > 0 {
+			fmt.Fprintf(&b, "[… %d lines, %d bytes not shown …]\n", pv.midLines, pv.midBytes)
 		}
-		fmt.Fprintf(&b, "[… %d lines, %d bytes not shown …]\n", max(0, tailStart-headLast-1), hidden)
+		if pv.tailCut {
+			t := in.Size - int64(len(tail))
+			fmt.Fprintf(&b, "[line %d ends: %d %s not shown, then its last %d %s%s]\n", in.Lines, pv.tailMore, bytesWord(pv.tailMore), len(tail), bytesWord(int64(len(tail))), in.bytesCommand(pv.tailMore, t-pv.tailMore, t))
+		}
 		writeExcerpt(&b, tail)
-	} else if hidden == 0 {
+	} else if pv.hidden == 0 {
 		firstUnshown = 1
 	}
 	if in.NotRetained == "" {
@@ -218,43 +225,187 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// excerpts picks the head and tail excerpts and the number of bytes between
-// them. Half the budget goes to the head; what the head leaves unused goes
-// to the tail.
-func excerpts(in StubInput) (head, tail []byte, hidden int64) {
-	p := in.PreviewBytes
-	if p < 0 {
-		p = 0
+// bytesWord is "byte" for 1, else "bytes".
+func bytesWord(n int64) string {
+	if n == 1 {
+		return "byte"
 	}
-	if in.Size <= p {
-		return in.Head[:in.Size], nil, 0
-	}
-	head = cutHead(in.Head, int(min(int64(len(in.Head)), p/2)))
-	t := min(p-int64(len(head)), int64(len(in.Tail)))
-	tail = cutTail(in.Tail[int64(len(in.Tail))-t:])
-	return head, tail, in.Size - int64(len(head)) - int64(len(tail))
+	return "bytes"
 }
 
-// cutHead returns the head excerpt of at most n bytes of buf: up to its
-// last newline, or nothing when the first line does not fit whole (SPEC
-// §3: an excerpt never shows a fragment of a line).
-func cutHead(buf []byte, n int) []byte {
-	if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-		return buf[:i+1]
+// bytesCommand is how a fragment's marker names the bytes [a, b) of the
+// value it does not show: "; peek ID --bytes A-B", or the whole command in
+// the shell form; nothing for a value that was not retained (there is
+// nothing to read) or when there are no such bytes.
+func (in StubInput) bytesCommand(n, a, b int64) string {
+	if in.NotRetained != "" || n <= 0 {
+		return ""
 	}
-	return nil
+	sel := fmt.Sprintf("--bytes %d-%d", a, b)
+	if in.ReadMore == ReadMoreShell {
+		return "; " + ShellPeekCommand(in.RunsDir, in.Run, in.ID, sel)
+	}
+	return "; " + PeekCommand(in.ID, sel)
 }
 
-// cutTail starts w after its first newline when that leaves something;
-// otherwise the last line does not fit whole and the tail is empty.
-func cutTail(w []byte) []byte {
+// previewParts is what a stub shows of a value (docs/design.md, "The
+// stub's excerpts"): a head excerpt, a tail excerpt, and the counts of
+// the markers between them.
+type previewParts struct {
+	head, tail []byte
+	hidden     int64 // bytes of the value in neither excerpt
+	// headCut: the head is a fragment of line 1, which goes on for
+	// headMore bytes not shown (up to its newline, or up to the tail
+	// when the tail is a fragment of the same line).
+	headCut  bool
+	headMore int64
+	// tailCut: the tail is a fragment of the last line, whose first
+	// tailMore bytes (from its start, or from the head's end when the
+	// head is a fragment of the same line) are not shown.
+	tailCut  bool
+	tailMore int64
+	// midLines and midBytes are the whole lines between the two that no
+	// excerpt or marker accounts for.
+	midLines, midBytes int64
+}
+
+// excerpts picks the head and tail excerpts. Half the budget goes to the
+// head, what the head leaves unused to the tail. Each is cut at line
+// boundaries where that leaves something; otherwise it is a fragment of
+// its line, cut on a UTF-8 boundary.
+func excerpts(in StubInput) previewParts {
+	p := max(in.PreviewBytes, 0)
+	switch {
+	case in.Size <= p:
+		return previewParts{head: in.Head[:in.Size]}
+	case p == 0:
+		return previewParts{hidden: in.Size}
+	}
+	var pv previewParts
+	n := int(min(int64(len(in.Head)), p/2))
+	lineEnd := in.Size // where line 1's text ends (its newline, or the end)
+	if i := in.firstNewline(); i >= 0 {
+		lineEnd = i
+	}
+	if i := bytes.LastIndexByte(in.Head[:n], '\n'); i >= 0 {
+		pv.head = in.Head[:i+1]
+	} else if a := fragmentEnd(in.Head, n, int64(len(in.Head)) < in.Size); int64(a) >= lineEnd && lineEnd < int64(len(in.Head)) {
+		// All of line 1's text fits, its newline one byte over the half:
+		// the line is shown whole (the tail gets one byte less).
+		pv.head = in.Head[:lineEnd+1]
+	} else {
+		pv.head, pv.headCut = in.Head[:a], a > 0
+	}
+
+	t := min(p-int64(len(pv.head)), int64(len(in.Tail)))
+	w := in.Tail[int64(len(in.Tail))-t:]
+	sameLine := pv.headCut && in.Lines <= 1
+	lineStart := in.lastLineStart()
+	if sameLine {
+		lineStart = int64(len(pv.head))
+	}
 	if i := bytes.IndexByte(w, '\n'); i >= 0 && i < len(w)-1 {
-		return w[i+1:]
+		pv.tail = w[i+1:]
+	} else {
+		// The last line does not fit whole: a fragment of its end, from
+		// the first byte that does not continue a UTF-8 sequence (at most
+		// three are skipped; an offset before any other byte never splits
+		// a valid one).
+		k := 0
+		for k < utf8.UTFMax-1 && k < len(w) && isCont(w[k]) {
+			k++
+		}
+		pv.tail = w[k:]
+		pv.tailCut = len(pv.tail) > 0 && in.Size-int64(len(pv.tail)) > lineStart
 	}
-	return nil
+	tailAt := in.Size - int64(len(pv.tail))
+	pv.hidden = tailAt - int64(len(pv.head))
+	if pv.tailCut {
+		pv.tailMore = tailAt - lineStart
+	}
+
+	// Whole lines between: from the end of the head's last line (line 1's
+	// newline, for a fragment) to the start of the tail's first line.
+	from, headLines := int64(len(pv.head)), int64(bytes.Count(pv.head, nl))
+	if pv.headCut {
+		pv.headMore = lineEnd - from
+		from, headLines = min(lineEnd+1, in.Size), 1
+	}
+	to := tailAt
+	if pv.tailCut {
+		to = lineStart
+	}
+	if sameLine {
+		pv.headMore = min(pv.headMore, tailAt-int64(len(pv.head)))
+		pv.tailCut, pv.tailMore = false, 0 // the head's marker says it all
+		return pv
+	}
+	if to > from {
+		tailFirst := in.Lines + 1
+		if len(pv.tail) > 0 {
+			totalNL := in.Lines
+			if pv.tail[len(pv.tail)-1] != '\n' {
+				totalNL--
+			}
+			tailFirst = totalNL - int64(bytes.Count(pv.tail, nl)) + 1
+		}
+		pv.midLines, pv.midBytes = max(0, tailFirst-headLines-1), to-from
+	}
+	return pv
+}
+
+// firstNewline is the offset of the value's first newline, -1 for none:
+// from Head when it holds one, else FirstNewline.
+func (in StubInput) firstNewline() int64 {
+	if i := bytes.IndexByte(in.Head, '\n'); i >= 0 {
+		return int64(i)
+	}
+	switch {
+	case int64(len(in.Head)) >= in.Size:
+		return -1
+	case in.Lines <= 1: // a newline can only be the last byte
+		if len(in.Tail) > 0 && in.Tail[len(in.Tail)-1] == '\n' {
+			return in.Size - 1
+		}
+		return -1
+	}
+	return in.FirstNewline
+}
+
+// lastLineStart is the offset at which the value's last line starts: from
+// Tail when it holds the newline before it, else LastLineStart.
+func (in StubInput) lastLineStart() int64 {
+	if len(in.Tail) > 0 {
+		if i := bytes.LastIndexByte(in.Tail[:len(in.Tail)-1], '\n'); i >= 0 {
+			return in.Size - int64(len(in.Tail)) + int64(i) + 1
+		}
+	}
+	if int64(len(in.Tail)) >= in.Size || in.Lines <= 1 {
+		return 0
+	}
+	return in.LastLineStart
 }
 
 func isCont(c byte) bool { return c&0xC0 == 0x80 }
+
+// fragmentEnd is where a head fragment of at most n bytes of head (the
+// value's first bytes, of which there are more) ends: runeStartBefore,
+// and before a sequence that head ends in the middle of (it may be whole
+// in the value).
+func fragmentEnd(head []byte, n int, more bool) int {
+	a := runeStartBefore(head, n)
+	if more {
+		for k := a - 1; k >= 0 && k >= a-(utf8.UTFMax-1); k-- {
+			if !isCont(head[k]) {
+				if !utf8.FullRune(head[k:]) {
+					return k
+				}
+				break
+			}
+		}
+	}
+	return a
+}
 
 // runeStartBefore returns the largest cut ≤ n that does not split a valid
 // UTF-8 sequence of w (which may extend past n).

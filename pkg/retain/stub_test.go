@@ -145,7 +145,7 @@ func checkStub(t *testing.T, stub string, data []byte, preview int64) {
 	// preview budget, give or take the newline added after a cut line.
 	var excerpt int
 	for _, l := range strings.SplitAfter(stub, "\n")[1:] {
-		if strings.HasPrefix(l, "[") && (strings.HasPrefix(l, "[… ") || strings.HasPrefix(l, "[read more:")) {
+		if strings.HasPrefix(l, "[… ") || strings.HasPrefix(l, "[line ") || strings.HasPrefix(l, "[read more:") {
 			continue
 		}
 		excerpt += len(l)
@@ -157,8 +157,9 @@ func checkStub(t *testing.T, stub string, data []byte, preview int64) {
 
 // TestStubTinyBudgets renders stubs under every small preview budget: none
 // panics, 0 shows the header and read-more line only, no excerpt ends or
-// starts inside a UTF-8 sequence of the value, and an excerpt of a value
-// of short lines shows whole lines or nothing, never a piece of one.
+// starts inside a UTF-8 sequence of the value, and an excerpt shows whole
+// lines, or a fragment of the first or last line with its marker
+// (checkStubRule).
 func TestStubTinyBudgets(t *testing.T) {
 	var seq bytes.Buffer
 	for i := 1; i <= 10000; i++ {
@@ -169,10 +170,6 @@ func TestStubTinyBudgets(t *testing.T) {
 		name string
 		data []byte
 	}{{"seq", seq.Bytes()}, {"emoji", emoji}} {
-		lines := map[string]bool{}
-		for _, l := range strings.SplitAfter(string(v.data), "\n") {
-			lines[l] = true
-		}
 		for preview := int64(0); preview <= 80; preview++ {
 			s := testStore(t)
 			L := DefaultLimits()
@@ -183,19 +180,10 @@ func TestStubTinyBudgets(t *testing.T) {
 			if err != nil || !res.Retained {
 				t.Fatalf("%s: %v", call, err)
 			}
-			rows := strings.SplitAfter(res.Stub, "\n")
-			rows = rows[1 : len(rows)-1] // drop the header and the final ""
-			if preview == 0 && len(rows) != 1 {
-				t.Errorf("%s: preview 0 shows %q", call, res.Stub)
+			if strings.Contains(res.Stub, `\x`) {
+				t.Errorf("%s: an excerpt splits a UTF-8 sequence:\n%s", call, res.Stub)
 			}
-			for _, row := range rows {
-				if strings.HasPrefix(row, "[") {
-					continue
-				}
-				if strings.Contains(row, `\x`) || !lines[row] {
-					t.Errorf("%s: excerpt line %q is not a whole line of the value:\n%s", call, row, res.Stub)
-				}
-			}
+			checkStubRule(t, res.Stub, v.data, res.Descriptor.Lines, preview, 400)
 			st, err := s.Replay(bytes.NewReader(v.data), io.Discard, "r", call, L.StubSettings(PolicyLegacy))
 			if err != nil || st != res.Stub {
 				t.Errorf("%s: replay gives %q, %v; retain gave %q", call, st, err, res.Stub)
@@ -216,6 +204,7 @@ func TestStubTinyBudgets(t *testing.T) {
 		if strings.Contains(res.Stub, `\x`) || !utf8.ValidString(res.Stub) {
 			t.Errorf("preview %d invents a fragment of a UTF-8 sequence:\n%s", preview, res.Stub)
 		}
+		checkStubRule(t, res.Stub, long, 1, preview, 400)
 	}
 }
 
@@ -274,5 +263,62 @@ func TestReplayShellForm(t *testing.T) {
 	got, err := s.Replay(bytes.NewReader(data), io.Discard, "r", "c", st)
 	if err != nil || got != res.Stub {
 		t.Errorf("replay gives %q, %v; retain printed %q", got, err, res.Stub)
+	}
+}
+
+// TestStubLongLines: a value whose first or last line is longer than its
+// excerpt shows a fragment of that line, cut on a UTF-8 boundary and
+// marked with what is not shown and the peek that reads it (exactly the
+// rule of docs/design.md); a value that was not retained names no peek;
+// the shell form names a whole command; replay prints every one of them
+// byte for byte.
+func TestStubLongLines(t *testing.T) {
+	line := func(c string, n int) string { return strings.Repeat(c, n) }
+	for _, tc := range []struct {
+		name, data string
+		preview    int64
+		form       ReadMore
+		limits     func(*Limits)
+		want       string
+	}{
+		{name: "one-line", data: "é" + line("a", 98) + "é", preview: 20,
+			want: "éaaaaaaaa\n[line 1 continues: 82 more bytes; peek c --bytes 10-92]\naaaaaaaaé\n[read more: peek c --lines 1-1 | --query TEXT]\n"},
+		{name: "one-line-newline", data: line("a", 100) + "\n", preview: 20,
+			want: "aaaaaaaaaa\n[line 1 continues: 81 more bytes; peek c --bytes 10-91]\naaaaaaaaa\n[read more: peek c --lines 1-1 | --query TEXT]\n"},
+		{name: "long-first-and-last", data: line("a", 50) + "\n1\n2\n3\n" + line("z", 50), preview: 20,
+			want: "aaaaaaaaaa\n[line 1 continues: 40 more bytes; peek c --bytes 10-50]\n[… 3 lines, 6 bytes not shown …]\n[line 5 ends: 40 bytes not shown, then its last 10 bytes; peek c --bytes 57-97]\nzzzzzzzzzz\n[read more: peek c --lines 1-5 | --query TEXT]\n"},
+		{name: "long-last", data: "1\n2\n" + line("z", 50) + "\n", preview: 20,
+			want: "1\n2\n[line 3 ends: 35 bytes not shown, then its last 16 bytes; peek c --bytes 4-39]\nzzzzzzzzzzzzzzz\n[read more: peek c --lines 3-3 | --query TEXT]\n"},
+		{name: "shell", data: line("a", 100), preview: 20, form: ReadMoreShell,
+			want: "aaaaaaaaaa\n[line 1 continues: 80 more bytes; retval peek --runs-dir $RUNS --run r c --bytes 10-90]\naaaaaaaaaa\nretval peek --runs-dir $RUNS --run r c --lines 1-1  # read more, or: --query TEXT instead of --lines\n"},
+		{name: "not-retained", data: line("a", 100), preview: 20, limits: func(l *Limits) { l.MaxValueSize = 50 },
+			want: "aaaaaaaaaa\n[line 1 continues: 80 more bytes]\naaaaaaaaaa\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testStore(t)
+			L := DefaultLimits()
+			L.Threshold, L.PreviewBytes = Unlimited, tc.preview
+			if tc.limits != nil {
+				tc.limits(&L)
+			}
+			res, err := s.Retain(strings.NewReader(tc.data), io.Discard, RetainOptions{Run: "r", Call: "c", Limits: L, ReadMore: tc.form})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, body, _ := strings.Cut(res.Stub, "\n")
+			want := strings.ReplaceAll(tc.want, "$RUNS", s.Dir)
+			if body != want {
+				t.Fatalf("stub body\n%s\nwant\n%s", body, want)
+			}
+			if !res.Retained {
+				return
+			}
+			st := L.StubSettings(PolicyLegacy)
+			st.ReadMore = tc.form
+			got, err := s.Replay(strings.NewReader(tc.data), io.Discard, "r", "c", st)
+			if err != nil || got != res.Stub {
+				t.Errorf("replay gives %q, %v; retain printed %q", got, err, res.Stub)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package retain
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -35,6 +36,16 @@ type stubOutline struct {
 	next string
 }
 
+// wholeLines is the part of buf[:n] up to its last newline: what the
+// JSON rule judges a head by (a fragment of a long first line shows no
+// shape either), nothing when the first line does not fit.
+func wholeLines(buf []byte, n int) []byte {
+	if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+		return buf[:i+1]
+	}
+	return nil
+}
+
 // jsonStubOutline returns the outline preview of the JSON document of
 // size bytes held by r, whose first bytes are head, under a preview budget
 // of budget bytes; nil when the head excerpt shows the document's shape
@@ -43,7 +54,7 @@ func jsonStubOutline(r io.ReaderAt, size int64, head []byte, budget int64) (*stu
 	if budget <= 0 || size <= budget {
 		return nil, nil
 	}
-	ex := cutHead(head, int(min(int64(len(head)), budget/2)))
+	ex := wholeLines(head, int(min(int64(len(head)), budget/2)))
 	if shapeShown(r, int64(len(ex))) {
 		return nil, nil
 	}

@@ -94,6 +94,41 @@ func (s *Store) ReadTombstone(run ID) (*Tombstone, bool) {
 	return t, true
 }
 
+// readTombstoneEntry reads the entry name of the tombstone directory, at
+// most max bytes, never following a symlink or opening anything but a
+// regular file (object.go: the key). No entry is an error that
+// errors.Is fs.ErrNotExist.
+func (s *Store) readTombstoneEntry(name string, max int64) ([]byte, error) {
+	if o, ok, err := s.objBackend(); ok {
+		if err != nil {
+			return nil, err
+		}
+		return o.readTombstoneEntry(name, max)
+	}
+	d, err := s.openTombstoneDir(false)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadFile(name, max)
+}
+
+// writeTombstoneEntry writes b as the entry name of the tombstone
+// directory, durably and whole (synced under a temporary name, renamed,
+// its directory synced), making the directory where missing. Only gc
+// writes there.
+func (s *Store) writeTombstoneEntry(name string, b []byte) error {
+	if o, ok, err := s.objBackend(); ok {
+		return orErr(err, func() error { return o.writeTombstoneEntry(name, b) })
+	}
+	d, err := s.openTombstoneDir(true)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return writeAtomicIn(d, name, b, fileMode)
+}
+
 // errNotTombstone says a file in the tombstone directory does not hold
 // one.
 var errNotTombstone = errors.New("is not a tombstone")
@@ -143,7 +178,11 @@ type TombstoneFile struct {
 	// symlink, a FIFO, a directory, larger than MaxTombstoneBytes, or not
 	// a tombstone's JSON under its run's name.
 	Tombstone *Tombstone
-	// Problem says why Tombstone is nil.
+	// IDs is the entry when it is a run's collected-ids record
+	// (<run>.ids.json, read within MaxCollectedIDsBytes), in place of a
+	// tombstone.
+	IDs *CollectedIDs
+	// Problem says why neither Tombstone nor IDs is set.
 	Problem error
 }
 
@@ -181,11 +220,18 @@ func (s *Store) TombstoneFiles() ([]TombstoneFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !f.Temp {
-			f.Tombstone, f.Problem = readTombstone(d, name)
-			if errors.Is(f.Problem, fs.ErrNotExist) {
-				continue // removed while we listed
+		switch {
+		case f.Temp:
+		case isCollectedIDsName(name):
+			var b []byte
+			if b, f.Problem = d.ReadFile(name, MaxCollectedIDsBytes); f.Problem == nil {
+				f.IDs, f.Problem = parseCollectedIDs(name, b)
 			}
+		default:
+			f.Tombstone, f.Problem = readTombstone(d, name)
+		}
+		if errors.Is(f.Problem, fs.ErrNotExist) {
+			continue // removed while we listed
 		}
 		out = append(out, f)
 	}

@@ -34,7 +34,11 @@ type Problem struct {
 
 // VerifyReport is what Verify checked and found.
 type VerifyReport struct {
-	Runs     int       `json:"runs"`
+	Runs int `json:"runs"` // runs checked
+	// Refused counts the runs refused as a whole (another user's run
+	// directory): each is one corrupt problem, and none of its values was
+	// checked.
+	Refused  int       `json:"refused"`
 	Values   int       `json:"values"`
 	Bytes    int64     `json:"bytes"` // value bytes read and hashed (uncompressed)
 	Corrupt  int       `json:"corrupt"`
@@ -85,6 +89,7 @@ func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
 			// it and check the other runs.
 			p := Problem{Run: run, File: ".", Kind: ProblemCorrupt, Message: err.Error()}
 			rep.Corrupt++
+			rep.Refused++
 			rep.Problems = append(rep.Problems, p)
 			if o.Problem != nil {
 				o.Problem(p)
@@ -100,10 +105,16 @@ func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
 
 func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 	l, err := s.lockRun(run, false)
-	if err != nil {
+	var bad *BadLockError
+	switch {
+	case errors.As(err, &bad):
+		// Nothing can lock the run, gc included (it refuses the run): the
+		// lock is reported and the values are checked all the same.
+	case err != nil:
 		return err
+	default:
+		defer l.Unlock()
 	}
-	defer l.Unlock()
 	ri, err := s.ScanRun(run)
 	if err != nil {
 		return err
@@ -131,6 +142,9 @@ func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 		if e.Kind == KindValue && e.Name == metaName(e.Value) {
 			desc[e.Value] = true
 		}
+	}
+	if bad != nil {
+		report(Problem{File: lockName, Kind: ProblemCorrupt, Message: bad.Error()})
 	}
 	now := s.now()
 	for _, e := range ri.Entries {

@@ -41,6 +41,13 @@ type RetainOptions struct {
 	// It is how what is known only at the end (a command's exit status)
 	// reaches the descriptor of a value streamed as it was produced.
 	Finish func() Meta
+	// ShowLater: the caller shows the stub itself (Result.Stub) and
+	// calls LogShown once it has, so that a stub that never reached the
+	// model (its write failed: a full disk, a closed pipe) is not counted
+	// as shown. Without it Retain records the stub as shown when it
+	// returns. A verbatim result, written by Retain to out, is recorded
+	// as it was written either way.
+	ShowLater bool
 }
 
 // Result is what Retain did.
@@ -83,10 +90,21 @@ const (
 func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, error) {
 	cw := &iox.CountingWriter{W: out}
 	res, err := s.retainInput(in, cw, o)
-	if err == nil && !testHookObjDiesBeforeTombstone {
+	if err == nil && !testHookObjDiesBeforeTombstone && (res.Verbatim || !o.ShowLater) {
 		s.logRetain(o, res, cw.N)
 	}
 	return res, err
+}
+
+// LogShown records in the run's read log that the stub of res (a result
+// of Retain with o.ShowLater) was shown. Call it once the stub was
+// written where the model reads it; a verbatim result was recorded by
+// Retain already.
+func (s *Store) LogShown(o RetainOptions, res *Result) {
+	if res == nil || res.Verbatim {
+		return
+	}
+	s.logRetain(o, res, 0)
 }
 
 // logRetain records what retain showed instead of the result.
@@ -295,7 +313,7 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 	m := w.opts.Meta
 	d := &Descriptor{ID: w.id, Run: w.runID, Tool: truncateUTF8(m.Tool, MaxToolBytes),
 		Complete: !m.Partial && !m.Stopped, OmittedBytes: m.OmittedBytes,
-		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped, Stderr: m.Stderr,
+		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped, KeptTail: m.Partial && m.KeptTail, Stderr: m.Stderr,
 		Compression: w.comp}
 	d.setCallID(w.opts.Call)
 	w.st.descriptor(d)
@@ -406,10 +424,12 @@ func (w *writer) atCapacity(d *Descriptor, reason string) (*Result, error) {
 
 func (w *writer) stub(d *Descriptor, notRetained string) string {
 	L := w.lim
+	first, last := w.st.lineEnds()
 	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
 		Head: w.st.head, Tail: w.st.tailBytes(), PreviewBytes: L.PreviewBytes, PeekLines: L.PeekLines,
 		NotRetained: notRetained, HeaderOnly: w.opts.Policy == PolicyBounded,
-		ReadMore: w.opts.ReadMore, Run: w.runID, RunsDir: w.store.Dir, NDJSON: d.NDJSON})
+		ReadMore: w.opts.ReadMore, Run: w.runID, RunsDir: w.store.Dir, NDJSON: d.NDJSON,
+		FirstNewline: first, LastLineStart: last})
 }
 
 // retainedStub is the stub of the committed value d: for a JSON value,

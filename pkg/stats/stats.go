@@ -5,8 +5,9 @@
 // For each group of records it counts the values retained and their bytes,
 // the stubs shown instead, the lookups (calls, bytes returned, failures,
 // refused calls), the per-call overhead of every call the model made, the
-// verbatim results, the capacity previews and expand's composed bytes, and
-// the net:
+// verbatim results, the capacity previews, expand's composed bytes, the
+// references agents' integrations expanded (output the model did not
+// generate), and the net:
 //
 //	kept out = retained − stubs − lookups − overhead
 //
@@ -99,6 +100,14 @@ type Ledger struct {
 	// text the model did not have to write.
 	Compositions  int64 `json:"compositions"`
 	ComposedBytes int64 `json:"composed_bytes"`
+	// References: tool calls whose arguments an integration expanded
+	// (the agents' hooks, the MCP proxy); the bytes of reference forms the
+	// model wrote, the bytes of text they stood for, and the difference:
+	// output the model did not have to generate.
+	References      int64 `json:"references"`
+	ReferenceBytes  int64 `json:"reference_bytes"`
+	ReferencedBytes int64 `json:"referenced_bytes"`
+	OutputSaved     int64 `json:"output_saved_bytes"`
 }
 
 // Cost is what the model was shown for retained values and reading them
@@ -308,6 +317,11 @@ func (l *Ledger) add(r *retain.Read) {
 	case retain.OpCompose:
 		l.Compositions++
 		l.ComposedBytes += r.Bytes
+	case retain.OpReference:
+		l.References++
+		l.ReferenceBytes += r.Bytes
+		l.ReferencedBytes += r.Size
+		l.OutputSaved += r.Size - r.Bytes
 	}
 	if r.Call && (r.Op == retain.OpRead || r.Op == retain.OpRefused) {
 		l.Calls++

@@ -38,6 +38,7 @@ func logs() map[retain.ID][]retain.Read {
 			{Time: t0.Add(-time.Hour), Op: retain.OpRead, Via: "resolve", Bytes: 600},
 			{Time: t0.Add(-time.Hour), Op: retain.OpRefused, Via: "resolve", Bytes: 80, Call: true, Code: retain.CodeBudgetExhausted},
 			{Time: t0.Add(-time.Hour), Op: retain.OpCompose, Via: "expand", Value: "c1", Bytes: 2_000},
+			{Time: t0.Add(-time.Hour), Op: retain.OpReference, Via: "hook claude-code", Tool: "Write", Bytes: 60, Size: 10_048},
 		},
 		"b": {
 			{Time: t0.Add(-time.Hour), Op: retain.OpStub, Via: "proxy", Value: "m1", Size: 10_000, Bytes: 500, Tool: "mcp__fs__read"},
@@ -56,7 +57,8 @@ func TestRun(t *testing.T) {
 	got := rep.Total
 	want := Ledger{Values: 1, RetainedBytes: 100_000, StubBytes: 1_000, Calls: 3, Lookups: 3, LookupBytes: 4_730,
 		Failures: 1, Refused: 1, OverheadBytes: 3 * DefaultCallOverhead, Verbatim: 1, VerbatimBytes: 300,
-		Compositions: 1, ComposedBytes: 2_000}
+		Compositions: 1, ComposedBytes: 2_000,
+		References: 1, ReferenceBytes: 60, ReferencedBytes: 10_048, OutputSaved: 10_048 - 60}
 	want.KeptOut = 100_000 - 1_000 - 4_730 - 3*DefaultCallOverhead
 	if got.Ratio == nil || *got.Ratio != 100_000.0/float64(1_000+4_730+3*DefaultCallOverhead) {
 		t.Errorf("ratio %v", got.Ratio)
@@ -68,7 +70,7 @@ func TestRun(t *testing.T) {
 	if rep.Tokens.KeptOut != EstimateTokens(want.KeptOut) || !rep.Tokens.Estimate || rep.Tokens.Method != "bytes/4" {
 		t.Errorf("tokens %+v", rep.Tokens)
 	}
-	if rep.Runs != 1 || rep.Records != 7 || rep.Run != "a" {
+	if rep.Runs != 1 || rep.Records != 8 || rep.Run != "a" {
 		t.Errorf("runs %d records %d run %q", rep.Runs, rep.Records, rep.Run)
 	}
 }
@@ -110,7 +112,7 @@ func TestBy(t *testing.T) {
 	s := store(t, logs())
 	for by, want := range map[By][]string{
 		ByRun:   {"a", "b"},
-		ByTool:  {"Bash", "mcp__fs__read", "-"},
+		ByTool:  {"Bash", "mcp__fs__read", "Write", "-"},
 		ByValue: {"a/c1", "b/m1", "a/c0", "b/m2", "a/-"},
 	} {
 		rep, err := Compute(Options{Store: s, All: true, By: by})

@@ -154,10 +154,28 @@ func scenarios(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	t.Run("mcp", func(t *testing.T) {
 		s := newSession(t)
+		// A user settings file written compactly, on one line: the hook
+		// goes in in that layout, Claude Code runs it, and uninstall
+		// gives back the file byte for byte.
+		user := filepath.Join(s.Home, ".claude", "settings.json")
+		compact := `{"cleanupPeriodDays":99,"permissions":{"allow":["Bash(ls:*)"]}}`
+		os.MkdirAll(filepath.Dir(user), 0o755)
+		if err := os.WriteFile(user, []byte(compact), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		out := s.RunRetval("hook", "claude-code", "install", "--user")
 		if !strings.Contains(out, "added the hook") {
 			t.Fatalf("install: %s", out)
 		}
+		if b, _ := os.ReadFile(user); bytes.Contains(b, []byte("\n")) {
+			t.Errorf("install wrote a compact file on several lines:\n%s", b)
+		}
+		defer func() {
+			s.RunRetval("hook", "claude-code", "uninstall", "--user")
+			if b, _ := os.ReadFile(user); string(b) != compact {
+				t.Errorf("after uninstall: %s\nwant %s", b, compact)
+			}
+		}()
 		file := s.mcpSetup(text)
 		m := startMock(t, mcpScript(file))
 		r := s.run(m, "mcp scenario", s.mcpArgs()...)
@@ -227,6 +245,8 @@ func scenarios(t *testing.T) {
 			}
 		}
 	})
+
+	expandScenarios(t)
 
 	t.Logf("bytes the model received: Bash seq 1 20000 (108894 bytes): %d with the hook, %d without; seq 1 5000 (23893 bytes): %d with, %d without; MCP read_text_file of %d bytes: %d with the hook, %d without",
 		bashWith, bashWithout, bashMidWith, bashMidWithout, len(text), mcpWith, mcpWithout)

@@ -66,6 +66,7 @@ func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	c.Body = string(body)
 	m.Record(c)
 	rep := m.decide(c)
 	if !stream {

@@ -77,11 +77,15 @@ args = [%s]
 }
 
 // run runs codex exec PROMPT against the mock.
-func (s *session) run(m *mockAPI, prompt string) {
+func (s *session) run(m *mockAPI, prompt string) { s.runArgs(m, prompt) }
+
+// runArgs runs codex exec with more flags.
+func (s *session) runArgs(m *mockAPI, prompt string, flags ...string) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt)
+	args := append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}, flags...)
+	cmd := exec.CommandContext(ctx, s.codex, append(args, prompt)...)
 	cmd.Dir = s.Proj
 	cmd.Env = s.Env()
 	var stderr bytes.Buffer

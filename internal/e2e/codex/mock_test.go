@@ -65,6 +65,7 @@ func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.onBody != nil {
 		m.onBody(body)
 	}
+	c.Body = string(body)
 	n := m.Record(c)
 	rep := m.decide(c)
 	id := fmt.Sprintf("resp_%d", n)

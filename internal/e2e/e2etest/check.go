@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -93,4 +96,21 @@ func CheckPeek(t testing.TB, got string, want []string, a, b int) {
 // Lines are the lines of a text that ends with a newline.
 func Lines(text string) []string {
 	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
+// GoSource returns the bytes of a file of the Go source tree of the go
+// command on the PATH (rel is relative to its GOROOT, as
+// "src/net/http/server.go"): real code to move lines of. The test is
+// skipped where there is none.
+func GoSource(t testing.TB, rel string) []byte {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("no go command to find the Go source: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), filepath.FromSlash(rel)))
+	if err != nil {
+		t.Skipf("no Go source to move lines of: %v", err)
+	}
+	return b
 }

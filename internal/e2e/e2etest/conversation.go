@@ -8,6 +8,9 @@ type Conversation struct {
 	Prompt  string
 	Tools   []string
 	Results []ToolResult
+	// Body is the request as the client sent it: what a test checks the
+	// model's history for.
+	Body string
 }
 
 // Last is the newest tool result, or nil.

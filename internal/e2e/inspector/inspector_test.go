@@ -2,8 +2,10 @@
 // MCP inspector in CLI mode, against real MCP servers from npm:
 // server-filesystem (whose read_text_file answers with the file as text
 // AND as structuredContent, and whose every tool declares an outputSchema)
-// and server-everything (images, progress, roots, resource links). It runs
-// inside a network namespace that has only loopback.
+// and server-everything (images, progress, roots, resource links), and its
+// expansion of references in a tool call's arguments, driven by a client
+// that never heard of retval. It runs inside a network namespace that has
+// only loopback.
 package inspector
 
 import (
@@ -77,16 +79,34 @@ func (c *client) inspect(opts []string, server ...string) map[string]any {
 
 func (c *client) inspectRaw(opts []string, server ...string) []byte {
 	c.t.Helper()
+	out, stderr, err := c.run(opts, server...)
+	if err != nil {
+		c.t.Fatalf("inspector %q: %v\nstdout: %.2000s\nstderr: %.2000s", opts, err, out, stderr)
+	}
+	return out
+}
+
+// inspectError is inspect for a call whose result is an error: the
+// inspector prints it, then fails.
+func (c *client) inspectError(opts []string, server ...string) map[string]any {
+	c.t.Helper()
+	out, stderr, err := c.run(opts, server...)
+	var v map[string]any
+	if err == nil || json.Unmarshal(out, &v) != nil {
+		c.t.Fatalf("inspector %q did not fail with a result: %v\nstdout: %.2000s\nstderr: %.2000s", opts, err, out, stderr)
+	}
+	return v
+}
+
+func (c *client) run(opts []string, server ...string) (stdout, stderr []byte, err error) {
 	args := append(append([]string{"--cli"}, opts...), "--")
 	cmd := exec.Command(os.Getenv(envInspector), append(args, server...)...)
 	cmd.Dir = c.s.Proj
 	cmd.Env = c.s.Env()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		c.t.Fatalf("inspector %q: %v\nstdout: %.2000s\nstderr: %.2000s", cmd.Args, err, stdout.Bytes(), stderr.Bytes())
-	}
-	return stdout.Bytes()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.Bytes(), errOut.Bytes(), err
 }
 
 // proxy is the server command through retval mcp proxy in run R.
@@ -191,6 +211,37 @@ func filesystem(t *testing.T) {
 		t.Fatalf("peek: %v", peek)
 	}
 	e2etest.CheckPeek(t, pt[0], e2etest.Lines(text), a, b)
+	// The model reuses what it read by reference: server-filesystem's
+	// write_file receives the expanded text, in the string form and in
+	// the bare object form, and the result says what it expanded to.
+	lines := strings.SplitAfter(text, "\n")
+	head := "// moved from big.txt\n"
+	want := head + strings.Join(lines[1:301], "")
+	for i, content := range []string{
+		`$expand:{"$concat":[` + strconv.Quote(head) + `,{"$ref":"` + id + `","lines":[2,301]}]}`,
+		`{"$concat":[` + strconv.Quote(head) + `,{"$ref":"` + id + `","lines":[2,301]}]}`,
+	} {
+		moved := filepath.Join(dir, fmt.Sprintf("moved%d.txt", i))
+		res := c.inspect(call("write_file", "path="+moved, "content="+content), c.proxy(fs...)...)
+		if b, err := os.ReadFile(moved); err != nil || string(b) != want {
+			t.Errorf("form %d: the written file is %d bytes, want %d: %v", i, len(b), len(want), err)
+		}
+		got := texts(t, res)
+		sum := fmt.Sprintf("%d bytes, sha256:%s", len(want), e2etest.SHA([]byte(want)))
+		if len(got) == 0 || !strings.Contains(got[len(got)-1], sum) {
+			t.Errorf("form %d: the result does not end with the expansion's summary %q: %q", i, sum, got)
+		}
+	}
+	// A bad reference: the call is refused, the reference named, nothing
+	// written.
+	bad := filepath.Join(dir, "bad.txt")
+	res = c.inspectError(call("write_file", "path="+bad, `content=$expand:{"$ref":"`+id+`","lines":[1,999999]}`), c.proxy(fs...)...)
+	if got := texts(t, res); res["isError"] != true || len(got) != 1 || !strings.Contains(got[0], `at "/content"`) {
+		t.Errorf("a bad reference: %v", res)
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Errorf("a call with a bad reference wrote %s", bad)
+	}
 	// And retval_resolve quotes exact lines.
 	res = c.inspect(call("retval_resolve", `ref={"$ref":"`+id+`","lines":[2,3]}`), c.proxy(fs...)...)
 	if got := texts(t, res); len(got) != 1 || got[0] != strings.Join(strings.SplitAfter(text, "\n")[1:3], "") {

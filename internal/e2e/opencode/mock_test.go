@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/retval/retval/internal/e2e/e2etest"
@@ -21,6 +22,21 @@ type mockAPI struct {
 	url    string
 
 	e2etest.Log // every request, in order
+
+	mu     sync.Mutex
+	bodies [][]byte // every request's body
+}
+
+// Saw reports whether any request the model received held s anywhere.
+func (m *mockAPI) Saw(s string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, b := range m.bodies {
+		if strings.Contains(string(b), s) {
+			return true
+		}
+	}
+	return false
 }
 
 // conversation is what one request told the mock.
@@ -54,6 +70,9 @@ func (m *mockAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	m.mu.Lock()
+	m.bodies = append(m.bodies, body)
+	m.mu.Unlock()
 	c, err := parseRequest(body)
 	if err != nil {
 		m.t.Errorf("mock: unreadable request: %v", err)

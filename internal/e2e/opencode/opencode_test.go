@@ -259,6 +259,8 @@ func scenarios(t *testing.T) {
 		}
 	})
 
+	structuredScenarios(t)
+
 	t.Logf("bytes the model received: Bash seq 1 %d (%d bytes): %d with the plugin, %d without; MCP read_text_file of %d bytes: %d with the plugin, %d without",
 		seqLines, len(seq), bashWith, bashWithout, len(text), mcpWith, mcpWithout)
 	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))

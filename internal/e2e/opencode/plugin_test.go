@@ -93,9 +93,9 @@ func TestPluginLeavesOutputWhenRetvalFails(t *testing.T) {
 		"missing":  filepath.Join(dir, "no-such-retval"),
 		"fails":    script("fails", "cat >/dev/null; echo broken >&2; exit 1"),
 		"garbage":  script("garbage", "cat >/dev/null; echo '{not json'"),
-		"no stub":  script("nostub", `cat >/dev/null; echo '{"retained":true}'`),
+		"no stub":  script("nostub", `cat >/dev/null; echo '{"output":5,"content":"x"}'`),
 		"killed":   script("killed", "kill -9 $$"),
-		"no stdin": script("nostdin", `exec 0<&-; echo '{"retained":true,"stub":"x"}'; exit 1`),
+		"no stdin": script("nostdin", `exec 0<&-; echo '{"output":"x"}'; exit 1`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := callHook(t, dir, bin, input, output)
@@ -108,17 +108,29 @@ func TestPluginLeavesOutputWhenRetvalFails(t *testing.T) {
 			}
 		})
 	}
-	// Outputs the plugin does not understand are left alone.
-	for _, out := range []any{map[string]any{"output": 5}, map[string]any{"content": []any{nil, 3}}, map[string]any{}} {
-		got := callHook(t, dir, script("ok", `cat >/dev/null; echo '{"retained":true,"stub":"STUB"}'`), input, out)
-		if b, _ := json.Marshal(got); strings.Contains(string(b), "STUB") {
-			t.Errorf("%v became %s", out, b)
-		}
+	// Whatever the output, the plugin hands it to retval as it is and
+	// applies only what retval answers.
+	echo := script("echo", `cat > "$0.in"; echo '{"output":"STUB"}'`)
+	got := callHook(t, dir, echo, input, output)
+	if got["output"] != "STUB" {
+		t.Errorf("the answer was not applied: %.200v", got["output"])
+	}
+	var handed struct {
+		Input  map[string]any `json:"input"`
+		Output map[string]any `json:"output"`
+	}
+	if b, err := os.ReadFile(echo + ".in"); err != nil || json.Unmarshal(b, &handed) != nil {
+		t.Fatalf("what the plugin handed retval: %s %v", b, err)
+	}
+	if handed.Input["callID"] != "call_1" || handed.Input["sessionID"] != "ses_1" || handed.Input["tool"] != "bash" || handed.Output["output"] != big {
+		t.Errorf("the plugin handed retval %.300v", handed)
 	}
 }
 
-// With the real retval: an MCP result's text blocks become one stub block,
-// its other blocks stay; the store is the hook's default.
+// With the real retval: each text block over the threshold becomes its
+// own value and its stub, in its place; the image between them stays.
+// structuredContent is left as it is: opencode never shows it to the model
+// (see integrations/opencode/README.md). The store is the hook's default.
 func TestPluginMCPBlocks(t *testing.T) {
 	home := t.TempDir()
 	retval := e2etest.BuildRetval(t, t.TempDir())
@@ -129,21 +141,26 @@ func TestPluginMCPBlocks(t *testing.T) {
 		"content":           []any{map[string]any{"type": "text", "text": a}, image, map[string]any{"type": "text", "text": b}},
 		"structuredContent": map[string]any{"content": a + b},
 	})
+	if sc, _ := got["structuredContent"].(map[string]any); sc["content"] != a+b {
+		t.Errorf("structuredContent changed: %.200v", got["structuredContent"])
+	}
 	content, _ := got["content"].([]any)
-	if len(content) != 2 {
+	if len(content) != 3 {
 		t.Fatalf("content after the hook: %.300v", got["content"])
 	}
-	stub, _ := content[0].(map[string]any)["text"].(string)
-	if !strings.HasPrefix(stub, "[retained #call_7] 60001 bytes, 30001 lines, sha256:"+e2etest.SHA([]byte(a+"\n"+b))) ||
-		!strings.HasSuffix(stub, "[the value is the result's 2 text blocks joined by newlines]\n") {
-		t.Errorf("the stub: %q", stub)
+	values := filepath.Join(home, ".local", "state", "retval", "runs", "ses_x.values")
+	for i, want := range []struct{ id, text string }{{"call_7", a}, {"call_7-2", b}} {
+		stub, _ := content[2*i].(map[string]any)["text"].(string)
+		if !strings.HasPrefix(stub, "[retained #"+want.id+"] 30000 bytes, 15000 lines, sha256:"+e2etest.SHA([]byte(want.text))) {
+			t.Errorf("block %d's stub: %.200q", 2*i, stub)
+		}
+		stored, err := os.ReadFile(filepath.Join(values, want.id+".txt"))
+		if err != nil || string(stored) != want.text {
+			t.Errorf("the stored value %s (%d bytes): %v", want.id, len(stored), err)
+		}
 	}
 	if img, _ := json.Marshal(content[1]); string(img) != `{"data":"AAAA","mimeType":"image/png","type":"image"}` {
 		t.Errorf("the image became %s", img)
-	}
-	stored, err := os.ReadFile(filepath.Join(home, ".local", "state", "retval", "runs", "ses_x.values", "call_7.txt"))
-	if err != nil || string(stored) != a+"\n"+b {
-		t.Errorf("the stored value (%d bytes): %v", len(stored), err)
 	}
 	// A small result is left as it is.
 	small := callHook(t, home, retval, map[string]any{"tool": "bash", "sessionID": "ses_x", "callID": "call_8"}, map[string]any{"output": "hi\n", "metadata": map[string]any{}})
