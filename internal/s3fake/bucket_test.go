@@ -175,9 +175,7 @@ func TestListPages(t *testing.T) {
 		got := walk(s3store.ListInput{Prefix: "p/", Delimiter: "/", MaxKeys: 2})
 		var flat []string
 		for _, p := range got {
-			for _, item := range strings.Fields(strings.Trim(p, "[]")) {
-				flat = append(flat, item)
-			}
+			flat = append(flat, strings.Fields(strings.Trim(p, "[]"))...)
 		}
 		if joined, want := strings.Join(flat, " "), "p/B p/a/* p/b p/c/* p/d p/e/*"; !sameItems(flat, strings.Fields(want)) {
 			t.Errorf("listing by 2 under a delimiter: %s (%s), want %s", joined, strings.Join(got, ""), want)
