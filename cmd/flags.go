@@ -136,73 +136,26 @@ type optionalFlag struct {
 	takes func(next string) bool
 }
 
-// intFlag and int64Flag are urfave/cli's integer flags with the flag
-// package's words for a bad value, "parse error" or "value out of range"
-// (v3's name Go functions: `strconv.ParseInt: parsing "x": invalid
-// syntax`).
-type (
-	intFlag   = cli.FlagBase[int, cli.IntegerConfig, intValue[int]]
-	int64Flag = cli.FlagBase[int64, cli.IntegerConfig, intValue[int64]]
-)
-
-type intValue[T int | int64] struct{ p *T }
-
-func (intValue[T]) Create(v T, p *T, _ cli.IntegerConfig) cli.Value {
-	*p = v
-	return &intValue[T]{p: p}
-}
-
-func (intValue[T]) ToString(v T) string { return strconv.FormatInt(int64(v), 10) }
-
-func (i *intValue[T]) Set(s string) error {
-	v, err := parseInt[T](s)
-	if err != nil {
-		return err
-	}
-	*i.p = v
-	return nil
-}
-
-// parseInt reads an integer flag's value as the flag package does.
-func parseInt[T int | int64](s string) (T, error) {
-	bits := 64
-	if _, isInt := any(T(0)).(int); isInt {
-		bits = strconv.IntSize
-	}
-	v, err := strconv.ParseInt(s, 0, bits)
-	if errors.Is(err, strconv.ErrRange) {
-		return 0, errors.New("value out of range")
-	}
-	if err != nil {
-		return 0, errors.New("parse error")
-	}
-	return T(v), nil
-}
-
-func (i *intValue[T]) Get() any { return *i.p }
-
-func (i *intValue[T]) String() string {
-	if i.p == nil {
-		return "0"
-	}
-	return strconv.FormatInt(int64(*i.p), 10)
-}
-
-// badValue returns why flag f refuses value, nil if it takes it.
+// badValue returns why flag f refuses value, in the flag package's words
+// ("parse error", "value out of range"; urfave/cli's name Go functions:
+// `strconv.ParseInt: parsing "x": invalid syntax`), nil if it takes it.
 func badValue(f cli.Flag, value string) error {
 	var err error
 	switch f.(type) {
 	case *cli.BoolFlag:
 		_, err = strconv.ParseBool(value)
-		if err != nil {
-			err = errors.New("parse error")
-		}
-	case *intFlag:
-		_, err = parseInt[int](value)
-	case *int64Flag:
-		_, err = parseInt[int64](value)
+	case *cli.IntFlag:
+		_, err = strconv.ParseInt(value, 0, strconv.IntSize)
+	case *cli.Int64Flag:
+		_, err = strconv.ParseInt(value, 0, 64)
 	}
-	return err
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, strconv.ErrRange):
+		return errors.New("value out of range")
+	}
+	return errors.New("parse error")
 }
 
 // isBool reports whether f is a switch: given alone, it is true.
