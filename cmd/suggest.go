@@ -101,7 +101,8 @@ func unknownFlag(flags []cli.Flag, name string) error {
 // c's name, read with the flags c declares: up to a "--", and for a
 // command that stops at its first positional argument (retval itself,
 // exec) up to that. A flag before the first argument is named as the
-// flag package names it ("-lines"), one after it as typed ("--lines").
+// flag package names it ("-lines"), one after it as typed ("--lines"),
+// as retval has always said them (scripts match on both).
 // unknown makes the error of an undefined flag. nil when it finds none.
 func flagProblem(c *cli.Command, words []string, unknown func(name string) error) error {
 	afterArg := false
