@@ -118,6 +118,8 @@ func mainFor(only string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		complete(app, args, stdout)
 		return exitOK
 	}
+	args = explicitValues(app, args)
+	e.args = args
 	err := app.Run(context.Background(), args)
 	if err == nil {
 		return exitOK
@@ -195,13 +197,21 @@ func jsonWanted(args []string) bool {
 	return v
 }
 
+// afterTerminator reports whether the flag library stopped at a "--" just
+// before rest (it consumes the "--" itself): then rest is all positional.
+// A "--" given as a flag's value (--run --) followed by an argument reads
+// the same way.
+func afterTerminator(raw, rest []string) bool {
+	i := len(raw) - len(rest) - 1
+	return i >= 1 && raw[i] == "--" && slices.Equal(raw[i+1:], rest)
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// stopAtFirstArg makes flag parsing stop at the first positional argument,
-// as urfave/cli v2 and the flag package did (v3 parses flags anywhere by
-// default): interspersed then reads the flags after it, with what only
-// retval knows (--outline's optional pointer, "--" anywhere ending the
-// flags), and exec hands everything after its command's name to it.
+// stopAtFirstArg makes flag parsing stop at the first positional
+// argument: retval's own flags end at the command's name, and exec's at
+// the name of the command it runs. Every other command takes its flags
+// before and after its arguments, as urfave/cli v3 parses them.
 var stopAtFirstArg = func() *int { n := 1; return &n }()
 
 // commandOf is the command a command line runs when its first word names
@@ -292,20 +302,7 @@ Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 		}
 		c := rc.build()
 		name := c.Name
-		action := c.Action
-		c.Action = func(ctx context.Context, cmd *cli.Command) error {
-			if helpAsked(cmd) {
-				// "retval hook claude-code --help", "retval mcp serve -h":
-				// the flag library stops at the first word after the
-				// command's name, so it never saw the flag; the command
-				// must not run (read stdin, start a server) instead.
-				return cli.ShowCommandHelp(ctx, cmd.Root(), name)
-			}
-			if err := action(ctx, cmd); err != nil {
-				return &cmdError{cmd: name, err: err}
-			}
-			return nil
-		}
+		act := c.Action
 		onUsage := c.OnUsageError
 		c.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, sub bool) error {
 			if onUsage != nil { // the command's own answer (retain prints its input)
@@ -313,168 +310,30 @@ Exit status: 0 done, 1 failed (I/O, corrupt, conflict), 2 usage, 3 not found,
 			}
 			return &cmdError{cmd: name, err: commandUsageError(cmd, err)}
 		}
-		c.StopOnNthArg = stopAtFirstArg
-		for _, fl := range c.Flags {
-			setHelpLine(fl)
+		c.Action = func(ctx context.Context, cmd *cli.Command) error {
+			// What the flag library took for arguments may be flags it
+			// cannot read ("-5", "-=x" end its flags): a usage error.
+			if cmd.StopOnNthArg == nil {
+				if p := commandFlagProblem(cmd); p != nil {
+					return cmd.OnUsageError(ctx, cmd, p, true)
+				}
+			}
+			if err := act(ctx, cmd); err != nil {
+				return &cmdError{cmd: name, err: err}
+			}
+			return nil
+		}
+		// "retval peek ID --help": the flag library reads ID as the
+		// topic, a command of peek's; the help is peek's own.
+		c.CommandNotFound = func(ctx context.Context, cmd *cli.Command, _ string) {
+			cli.ShowCommandHelp(ctx, cmd.Root(), name)
+		}
+		if argvCommands[name] {
+			c.StopOnNthArg = stopAtFirstArg
 		}
 		app.Commands = append(app.Commands, c)
 	}
-	for _, fl := range app.Flags {
-		setHelpLine(fl)
-	}
 	return app
-}
-
-// flags returns the flags of the named settings, with their environment
-// variables and config keys in the help text (they are resolved here, not
-// by the flag library, so that each value's source is known).
-func flags(names ...string) []cli.Flag {
-	var out []cli.Flag
-	for _, n := range names {
-		s, ok := config.Lookup(n)
-		if !ok {
-			panic("unknown setting " + n)
-		}
-		usage := fmt.Sprintf("%s (env %s, config %s)", s.Usage, s.Env(), s.Key())
-		if s.Kind == config.Bool {
-			out = append(out, &cli.BoolFlag{Name: s.Flag, Usage: usage})
-			continue
-		}
-		out = append(out, &cli.StringFlag{Name: s.Flag, Usage: usage, DefaultText: s.Default})
-	}
-	return out
-}
-
-// globalNames are the settings every command takes, before or after its
-// name.
-var globalNames = []string{"runs-dir", "store", "run", "config", "json"}
-
-// appFlags are the global flags as retval's own, for "retval --run R peek".
-// They are local to retval itself (v3 would otherwise offer them to every
-// command, which has its own).
-func appFlags() []cli.Flag {
-	fs := flags(globalNames...)
-	for _, f := range fs {
-		switch f := f.(type) {
-		case *cli.StringFlag:
-			f.Local = true
-		case *cli.BoolFlag:
-			f.Local = true
-		}
-	}
-	return fs
-}
-
-// globalFlags are on every command.
-func globalFlags(extra ...string) []cli.Flag {
-	return flags(append(slices.Clone(globalNames), extra...)...)
-}
-
-func init() {
-	config.Settings = append(config.Settings, config.Setting{Flag: "config", Kind: config.String, Usage: "TOML or YAML file with any of these settings"})
-}
-
-// configPath is the config file to read: the one given (--config or
-// RETVAL_CONFIG), else the user's file where there is one, else "".
-func configPath(given string) string {
-	if given != "" {
-		return given
-	}
-	if p := config.UserFile(); p != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// lenientConfig are the commands that run something on the user's
-// behalf — a command (exec), an MCP server (mcp proxy), a tool call's
-// hook: for them a config key that names no setting (a typo, or a key of
-// a newer retval) is a warning, so that it cannot silently take away a
-// build or a client's tools. Every other command refuses it (exit 2),
-// "retval config" and cron's gc included: a typo must not leave a limit
-// at its default unseen.
-var lenientConfig = map[string]bool{"exec": true, "mcp": true, "hook": true}
-
-// settings resolves every setting for this invocation.
-func settings(c *cli.Command) (*config.Resolved, error) {
-	g := givenFlags(c)
-	file := config.File{}
-	cfgText, cfgSet := g.value(mustSetting("config"))
-	cfg := config.Resolve(mustSetting("config"), cfgText, cfgSet, config.File{})
-	if path := configPath(cfg.Text); path != "" {
-		f, err := config.LoadFile(path)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		if err := f.Check(); err != nil {
-			if !lenientConfig[c.Name] {
-				return nil, usageErr("%v", err)
-			}
-			fmt.Fprintf(envOf(c).stderr, "retval: %s: warning: %v: ignored\n", c.Name, err)
-		}
-		file = f
-	}
-	values := map[string]config.Value{}
-	for _, s := range config.Settings {
-		text, set := g.value(s)
-		values[s.Flag] = config.Resolve(s, text, set, file)
-	}
-	r, err := config.Build(values)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	return r, nil
-}
-
-func mustSetting(name string) config.Setting {
-	s, _ := config.Lookup(name)
-	return s
-}
-
-// given is what the command line gave, command by command from the one
-// running up to retval itself: the flags each command defines, by name.
-// (In urfave/cli v3 a flag holds its own value and knows whether it was
-// set.) Each flag is asked its names once per invocation, not once per
-// setting: asking for every setting of every flag of the lineage cost a
-// small peek ≈1 ms and 3,000 allocations under v2.
-type given []map[string]cli.Flag
-
-func givenFlags(c *cli.Command) given {
-	var g given
-	for _, cmd := range c.Lineage() {
-		byName := make(map[string]cli.Flag, len(cmd.Flags))
-		for _, f := range cmd.Flags {
-			for _, n := range f.Names() {
-				byName[n] = f
-			}
-		}
-		g = append(g, byName)
-	}
-	return g
-}
-
-// value is the value of setting s given as a flag: the command's own,
-// else one given before the command's name ("retval --run R peek ID"),
-// to its parent command or to retval itself, the nearest first.
-func (g given) value(s config.Setting) (string, bool) {
-	for _, byName := range g {
-		f, ok := byName[s.Flag]
-		if !ok || !f.IsSet() {
-			continue
-		}
-		return fmt.Sprint(f.Get()), true
-	}
-	return "", false
-}
-
-// needRun returns the run id or a usage error.
-func needRun(r *config.Resolved) (string, error) {
-	if r.Run == "" {
-		return "", usageErr("no run given: use --run R or set RETVAL_RUN")
-	}
-	return r.Run, nil
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -18,7 +17,16 @@ import (
 
 func init() { register("catalogue", catalogueCommand) }
 
+// catalogueOptions are catalogue's flags.
+type catalogueOptions struct {
+	opts
+	page, pageSize int
+	paged          bool // --page or --page-size given
+	all            bool
+}
+
 func catalogueCommand() *cli.Command {
+	var o catalogueOptions
 	return &cli.Command{
 		Name:      "catalogue",
 		Usage:     "list what a run keeps, or every run",
@@ -41,29 +49,29 @@ Example:
 Exit status: 0 listed, 1 I/O error (or no runs-dir, with --all), 2 usage,
 3 unknown or collected run.`,
 		Flags: append(globalFlags("grace"),
-			&intFlag{Name: "page", Usage: "page to show, from 0"},
-			&intFlag{Name: "page-size", Value: retain.DefaultPageSize, Usage: "values per page"},
-			&cli.BoolFlag{Name: "all", Usage: "one row per run instead of a run's values"},
+			&cli.IntFlag{Name: "page", Usage: "page to show, from 0", Destination: &o.page, Action: mark[int](&o.paged)},
+			&cli.IntFlag{Name: "page-size", Value: retain.DefaultPageSize, Usage: "values per page", Destination: &o.pageSize, Action: mark[int](&o.paged)},
+			&cli.BoolFlag{Name: "all", Usage: "one row per run instead of a run's values", Destination: &o.all},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runCatalogue(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runCatalogue(e, &o) }),
 	}
 }
 
-func runCatalogue(c *cli.Command, e *env) error {
-	r, err := settings(c)
+func runCatalogue(e *env, o *catalogueOptions) error {
+	r, err := o.settings(e)
 	if err != nil {
 		return err
 	}
-	if c.NArg() > 0 {
-		return usageErr("catalogue takes no arguments, got %q (the run goes in --run)", c.Args().First())
+	if len(o.args) > 0 {
+		return usageErr("catalogue takes no arguments, got %q (the run goes in --run)", o.args[0])
 	}
 	now, err := clock()
 	if err != nil {
 		return err
 	}
 	store := openStore(r.Location(), now)
-	if c.Bool("all") {
-		if c.IsSet("page") || c.IsSet("page-size") {
+	if o.all {
+		if o.paged {
 			return usageErr("--all lists runs, not pages: drop --page and --page-size")
 		}
 		runs, err := store.Runs(r.Limits.Effective().Grace)
@@ -82,16 +90,16 @@ func runCatalogue(c *cli.Command, e *env) error {
 	if err != nil {
 		return err
 	}
-	if c.Int("page") < 0 {
-		return usageErr("--page %d: pages count from 0", c.Int("page"))
+	if o.page < 0 {
+		return usageErr("--page %d: pages count from 0", o.page)
 	}
-	if c.Int("page-size") < 1 {
-		return usageErr("--page-size %d: want at least 1", c.Int("page-size"))
+	if o.pageSize < 1 {
+		return usageErr("--page-size %d: want at least 1", o.pageSize)
 	}
 	// What is printed, or the error, is accounted for in the read log.
 	store.OnLogError = logStore(r.Location(), e, "catalogue").OnLogError
 	stdout := &iox.CountingWriter{W: e.stdout}
-	err = printCatalogue(stdout, store, run, c.Int("page"), c.Int("page-size"), r.JSON)
+	err = printCatalogue(stdout, store, run, o.page, o.pageSize, r.JSON)
 	store.LogCall(run, "", "catalogue", stdout.N, err)
 	return err
 }

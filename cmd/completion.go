@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -15,6 +14,7 @@ import (
 func init() { register("completion", completionCommand) }
 
 func completionCommand() *cli.Command {
+	var o opts
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script: bash, zsh or fish",
@@ -39,21 +39,17 @@ Exit status: 0 printed, 2 usage (no shell named, or one not supported).`,
 		// The global flags are accepted, as on every command; the script
 		// does not depend on them.
 		Flags: globalFlags(),
-		Action: func(_ context.Context, c *cli.Command) error {
-			args, err := interspersed(c)
-			if err != nil {
-				return err
-			}
-			if len(args) != 1 {
+		Action: action(&o, func(e *env) error {
+			if len(o.args) != 1 {
 				return usageErr("want one shell: retval completion bash|zsh|fish")
 			}
-			script, ok := completionScripts[args[0]]
+			script, ok := completionScripts[o.args[0]]
 			if !ok {
-				return usageErr("unsupported shell %q: want bash, zsh or fish", args[0])
+				return usageErr("unsupported shell %q: want bash, zsh or fish", o.args[0])
 			}
-			_, err = io.WriteString(envOf(c).stdout, script)
+			_, err := io.WriteString(e.stdout, script)
 			return err
-		},
+		}),
 	}
 }
 
@@ -160,7 +156,7 @@ func candidates(app *cli.Command, words []string, cur string) []string {
 		return out
 	}
 	if prev := lastWord(words); strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") {
-		if f := commandFlagOf(cmd, strings.TrimLeft(prev, "-")); f != nil && takesValue(f) {
+		if f := commandFlagOf(cmd, strings.TrimLeft(prev, "-")); f != nil && !isBool(f) {
 			return valueCandidates(words, f.Names()[0])
 		}
 	}
@@ -207,7 +203,7 @@ func positional(cmd *cli.Command, words []string) []string {
 			break
 		}
 		if strings.HasPrefix(w, "-") {
-			if f := commandFlagOf(cmd, strings.TrimLeft(w, "-")); f != nil && takesValue(f) && !strings.Contains(w, "=") {
+			if f := commandFlagOf(cmd, strings.TrimLeft(w, "-")); f != nil && !isBool(f) && !strings.Contains(w, "=") {
 				i++
 			}
 			continue
@@ -287,18 +283,4 @@ func lastWord(words []string) string {
 		return ""
 	}
 	return words[len(words)-1]
-}
-
-func commandFlagOf(cmd *cli.Command, name string) cli.Flag {
-	for _, f := range cmd.Flags {
-		if slices.Contains(f.Names(), name) {
-			return f
-		}
-	}
-	return nil
-}
-
-func takesValue(f cli.Flag) bool {
-	_, isBool := f.(*cli.BoolFlag)
-	return !isBool
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"text/tabwriter"
 
@@ -16,6 +15,7 @@ func configCommand() *cli.Command {
 	for _, s := range config.Settings {
 		names = append(names, s.Flag)
 	}
+	var o opts
 	return &cli.Command{
 		Name:      "config",
 		Usage:     "show the effective value of every setting and where it came from",
@@ -32,9 +32,8 @@ Example:
 
 Exit status: 0 printed, 2 a setting has a bad value.`,
 		Flags: flagsExcept(names, "config", "json"),
-		Action: func(_ context.Context, c *cli.Command) error {
-			e := envOf(c)
-			r, err := settings(c)
+		Action: action(&o, func(e *env) error {
+			r, err := o.settings(e)
 			if err != nil {
 				return err
 			}
@@ -65,7 +64,7 @@ Exit status: 0 printed, 2 a setting has a bad value.`,
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Flag, v.Text, src, s.Env())
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 

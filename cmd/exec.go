@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,7 +17,15 @@ import (
 
 func init() { register("exec", execCommand) }
 
+// execOptions are exec's flags.
+type execOptions struct {
+	opts
+	call, stderr        string
+	tool, timeout, tail *string
+}
+
 func execCommand() *cli.Command {
+	var o execOptions
 	return &cli.Command{
 		Name:      "exec",
 		Usage:     "run a command and retain what it printed",
@@ -77,13 +84,13 @@ found or not executable) or 4 (a run under --policy bounded is full); 1
 when its output could not be kept or shown (I/O).`,
 		Flags: append(globalFlags("off", "policy", "compress", "read-more", "threshold", "preview-bytes", "peek-lines",
 			"max-value-size", "max-run-bytes", "max-run-values"),
-			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (default: a short unused one, shown in the stub)"},
-			&cli.StringFlag{Name: "tool", Usage: "name of the tool (default: the command's name)"},
-			&cli.StringFlag{Name: "timeout", Usage: "kill the command's process group after DUR (90s, 15m, 2h); exit 124"},
-			&cli.StringFlag{Name: "tail", Usage: "keep only the last SIZE bytes (256KiB), as a test runner does"},
-			&cli.StringFlag{Name: "stderr", Value: "merged", Usage: "merged (one value, interleaved) or separate (stderr as <call>.stderr)"},
+			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (default: a short unused one, shown in the stub)", Destination: &o.call},
+			&cli.StringFlag{Name: "tool", Usage: "name of the tool (default: the command's name)", Action: setTo(&o.tool)},
+			&cli.StringFlag{Name: "timeout", Usage: "kill the command's process group after DUR (90s, 15m, 2h); exit 124", Action: setTo(&o.timeout)},
+			&cli.StringFlag{Name: "tail", Usage: "keep only the last SIZE bytes (256KiB), as a test runner does", Action: setTo(&o.tail)},
+			&cli.StringFlag{Name: "stderr", Value: "merged", Usage: "merged (one value, interleaved) or separate (stderr as <call>.stderr)", Destination: &o.stderr},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runExec(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runExec(e, &o) }),
 	}
 }
 
@@ -94,11 +101,11 @@ type execStatus int
 func (s execStatus) Error() string   { return fmt.Sprintf("the command exited with status %d", int(s)) }
 func (s execStatus) ExitStatus() int { return int(s) }
 
-func runExec(c *cli.Command, e *env) error {
+func runExec(e *env, x *execOptions) error {
 	// Everything after the command's name is the command's: no flags of
 	// retval are looked for there.
-	argv := argsOf(c)
-	r, err := settings(c)
+	argv := x.args
+	r, err := x.settings(e)
 	if err != nil {
 		return err
 	}
@@ -106,17 +113,17 @@ func runExec(c *cli.Command, e *env) error {
 		return usageErr("no command given: put it after --, as in retval exec --run R -- go test ./...")
 	}
 	o := execute.Options{Args: argv, Stdin: e.stdin, Out: e.stdout, ErrOut: e.stderr, Off: r.Off,
-		Stderr: execute.StderrMode(c.String("stderr")),
+		Stderr: execute.StderrMode(x.stderr),
 		// Only a max-value-size the caller chose stops the command: a
 		// build must not be killed by a default, nor by a full run.
 		StopAtMaxValueSize: r.Values["max-value-size"].Source != config.FromDefault}
-	if c.IsSet("timeout") {
-		if o.Timeout, err = config.ParseDuration(c.String("timeout")); err != nil {
+	if x.timeout != nil {
+		if o.Timeout, err = config.ParseDuration(*x.timeout); err != nil {
 			return usageErr("--timeout: %v", err)
 		}
 	}
-	if c.IsSet("tail") {
-		if o.Tail, err = config.ParseSize(c.String("tail")); err != nil {
+	if x.tail != nil {
+		if o.Tail, err = config.ParseSize(*x.tail); err != nil {
 			return usageErr("--tail: %v", err)
 		}
 	}
@@ -131,9 +138,9 @@ func runExec(c *cli.Command, e *env) error {
 			}
 			run = "shell-" + time.Now().UTC().Format("20060102")
 		}
-		tool := c.String("tool")
-		if !c.IsSet("tool") {
-			tool = argv[0]
+		tool := argv[0]
+		if x.tool != nil {
+			tool = *x.tool
 		}
 		readMore := r.ReadMore
 		if r.Values["read-more"].Source == config.FromDefault {
@@ -141,7 +148,7 @@ func runExec(c *cli.Command, e *env) error {
 			// command to paste into it.
 			readMore = retain.ReadMoreShell
 		}
-		o.Retain = retain.RetainOptions{Run: run, Call: c.String("call"), Meta: retain.Meta{Tool: tool},
+		o.Retain = retain.RetainOptions{Run: run, Call: x.call, Meta: retain.Meta{Tool: tool},
 			Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: readMore, ShowLater: true}
 	}
 	var jw *verbatimJSON

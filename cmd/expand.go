@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,14 @@ import (
 
 func init() { register("expand", expandCommand) }
 
+// expandOptions are expand's flags.
+type expandOptions struct {
+	opts
+	summary *string
+}
+
 func expandCommand() *cli.Command {
+	var o expandOptions
 	return &cli.Command{
 		Name:      "expand",
 		Usage:     "compose a tool call's arguments from stored selections and literal text",
@@ -79,25 +85,27 @@ failed (each is listed with its own code: bad_reference, bad_pointer,
 unknown_reference, collected, invalid_range, not_json, ambiguous_json,
 digest_mismatch, not_string, not_utf8, corrupt, too_large for the bound).`,
 		Flags: append(globalFlags("max-expand-bytes"),
-			&cli.StringFlag{Name: "summary", Usage: "also write the document with each expanded node replaced by {\"$expanded\": {\"bytes\": N, \"sha256\": ...}} to FILE"},
+			&cli.StringFlag{Name: "summary", Usage: "also write the document with each expanded node replaced by {\"$expanded\": {\"bytes\": N, \"sha256\": ...}} to FILE", Action: setTo(&o.summary)},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runExpand(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runExpand(e, &o) }),
 	}
 }
 
-func runExpand(c *cli.Command, e *env) error {
-	args, r, run, err := beginRun(c)
+func runExpand(e *env, o *expandOptions) error {
+	r, run, err := o.settingsRun(e)
 	if err != nil {
 		return err
 	}
-	in, err := openInput(args, e)
+	in, err := openInput(o.args, e)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	summary := c.String("summary")
-	if c.IsSet("summary") && (summary == "" || summary == "-") {
-		return usageErr("--summary needs a file name: stdout holds the expanded document")
+	var summary string
+	if o.summary != nil {
+		if summary = *o.summary; summary == "" || summary == "-" {
+			return usageErr("--summary needs a file name: stdout holds the expanded document")
+		}
 	}
 	src, err := io.ReadAll(io.LimitReader(in, expand.MaxTemplateSize+1))
 	if err != nil {

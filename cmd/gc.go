@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +16,14 @@ import (
 
 func init() { register("gc", gcCommand) }
 
+// gcOptions are gc's flags.
+type gcOptions struct {
+	opts
+	dryRun, verbose bool
+}
+
 func gcCommand() *cli.Command {
+	var o gcOptions
 	return &cli.Command{
 		Name:      "gc",
 		Usage:     "collect old runs and debris (for cron)",
@@ -58,10 +64,10 @@ Exit status: 0 done (skipped busy runs included, and no runs-dir yet), 1
 another gc is running, an action failed, gc refused part of the store, or
 the store cannot be written (read_only), 2 usage.`,
 		Flags: append(globalFlags("grace", "max-age", "max-bytes", "keep-runs"),
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan, change nothing"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every action, not only the summary"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan, change nothing", Destination: &o.dryRun},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every action, not only the summary", Destination: &o.verbose},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runGC(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runGC(e, &o) }),
 	}
 }
 
@@ -80,17 +86,17 @@ func clock() (func() time.Time, error) {
 	return func() time.Time { return t }, nil
 }
 
-func runGC(c *cli.Command, e *env) error {
-	r, err := settings(c)
+func runGC(e *env, g *gcOptions) error {
+	r, err := g.settings(e)
 	if err != nil {
 		return err
 	}
-	if c.NArg() > 0 {
-		return usageErr("gc takes no arguments, got %q", c.Args().First())
+	if len(g.args) > 0 {
+		return usageErr("gc takes no arguments, got %q", g.args[0])
 	}
 	// Settings hold SPEC's reading (0: no limit); gc.Options hold Go's
 	// (0: the default). Grace arrives as retain.Limits already mapped.
-	o := gc.Options{Grace: r.Limits.Grace, DryRun: c.Bool("dry-run"), KeepRuns: int(r.KeepRuns),
+	o := gc.Options{Grace: r.Limits.Grace, DryRun: g.dryRun, KeepRuns: int(r.KeepRuns),
 		MaxAge: r.MaxAge, MaxBytes: r.MaxBytes}
 	if o.MaxAge == 0 {
 		o.MaxAge = gc.Unlimited
@@ -118,7 +124,7 @@ func runGC(c *cli.Command, e *env) error {
 		}
 		return err
 	}
-	if werr := printGC(e.stdout, rep, o.DryRun || c.Bool("verbose"), r.Location()); werr != nil {
+	if werr := printGC(e.stdout, rep, o.DryRun || g.verbose, r.Location()); werr != nil {
 		return werr
 	}
 	return err

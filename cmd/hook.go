@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,16 @@ import (
 
 func init() { register("hook", hookCommand) }
 
+// hookOptions are hook's flags.
+type hookOptions struct {
+	opts
+	project                *string
+	user, dryRun           *bool
+	expandShell, wrapShell bool
+}
+
 func hookCommand() *cli.Command {
+	var o hookOptions
 	return &cli.Command{
 		Name:  "hook",
 		Usage: "answer an agent's tool hook, or install it: claude-code, codex, gemini-cli, opencode",
@@ -107,21 +115,18 @@ Exit status: 0 answered or passed (the hook itself always exits 0),
 1 a settings file could not be read, parsed or written, 2 usage.`,
 		Flags: append(flags("runs-dir", "config", "off", "compress", "threshold", "preview-bytes", "peek-lines",
 			"max-value-size", "max-run-bytes", "max-run-values"),
-			&cli.StringFlag{Name: "project", Usage: "install into (or uninstall from) the project in DIR: DIR/.claude/settings.json (DIR/.gemini/settings.json, DIR/.codex/hooks.json)"},
-			&cli.BoolFlag{Name: "user", Usage: "install into (or uninstall from) the user settings, ~/.claude/settings.json (~/.gemini/settings.json, ~/.codex/hooks.json)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
-			&cli.BoolFlag{Name: "expand-shell", Usage: "codex: expand $expand: references in shell commands too (each such call is approved: see docs/codex.md)"},
-			&cli.BoolFlag{Name: "wrap-shell", Usage: "codex, gemini-cli: run every shell command through retval exec, so its whole output is retained (Codex approves each such call, Gemini CLI asks approval for the rewritten command: see docs/codex.md, docs/gemini.md)"},
+			&cli.StringFlag{Name: "project", Usage: "install into (or uninstall from) the project in DIR: DIR/.claude/settings.json (DIR/.gemini/settings.json, DIR/.codex/hooks.json)", Action: setTo(&o.project)},
+			&cli.BoolFlag{Name: "user", Usage: "install into (or uninstall from) the user settings, ~/.claude/settings.json (~/.gemini/settings.json, ~/.codex/hooks.json)", Action: setTo(&o.user)},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing", Action: setTo(&o.dryRun)},
+			&cli.BoolFlag{Name: "expand-shell", Usage: "codex: expand $expand: references in shell commands too (each such call is approved: see docs/codex.md)", Destination: &o.expandShell},
+			&cli.BoolFlag{Name: "wrap-shell", Usage: "codex, gemini-cli: run every shell command through retval exec, so its whole output is retained (Codex approves each such call, Gemini CLI asks approval for the rewritten command: see docs/codex.md, docs/gemini.md)", Destination: &o.wrapShell},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runHook(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runHook(e, &o) }),
 	}
 }
 
-func runHook(c *cli.Command, e *env) error {
-	args, err := interspersed(c)
-	if err != nil {
-		return err
-	}
+func runHook(e *env, o *hookOptions) error {
+	args := o.args
 	want := strings.Join(hook.Names(), " or ")
 	if len(args) == 0 {
 		return usageErr("name the agent: retval hook %s", want)
@@ -130,12 +135,12 @@ func runHook(c *cli.Command, e *env) error {
 	if !ok {
 		return usageErr("unknown agent %q: want %s", args[0], want)
 	}
-	scoped := c.IsSet("project") || c.IsSet("user") || c.IsSet("dry-run")
+	scoped := o.project != nil || o.user != nil || o.dryRun != nil
 	switch {
 	case len(args) == 1 && scoped:
 		return usageErr("--project, --user and --dry-run are for install and uninstall: retval hook %s install --user", agent.Name())
 	case len(args) == 1:
-		answerHook(c, e, agent)
+		answerHook(e, o, agent)
 		return nil
 	case len(args) > 2:
 		return usageErr("too many arguments: want retval hook %s [install|uninstall]", agent.Name())
@@ -144,13 +149,13 @@ func runHook(c *cli.Command, e *env) error {
 	case agent.Settings() == nil:
 		return usageErr("%s's hook has nothing to install: it is the plugin integrations/opencode/retval.js, copied into ~/.config/opencode/plugins/", agent.Name())
 	}
-	return installHook(c, e, agent.Settings(), args[1] == "uninstall")
+	return installHook(e, o, agent.Settings(), args[1] == "uninstall")
 }
 
 // answerHook answers one hook input. It never fails: whatever goes
 // wrong, nothing is printed on stdout (the agent then shows the tool's
 // own output), the reason goes to stderr, and the exit status is 0.
-func answerHook(c *cli.Command, e *env, agent hook.Agent) {
+func answerHook(e *env, o *hookOptions, agent hook.Agent) {
 	say := func(format string, args ...any) {
 		fmt.Fprintf(e.stderr, "retval: hook: %s: %s\n", agent.Name(), oneLine(fmt.Sprintf(format, args...)))
 	}
@@ -159,7 +164,7 @@ func answerHook(c *cli.Command, e *env, agent hook.Agent) {
 			say("internal error: %v", v)
 		}
 	}()
-	r, err := settings(c)
+	r, err := o.settings(e)
 	if err != nil {
 		io.Copy(io.Discard, e.stdin)
 		say("%v", err)
@@ -173,7 +178,7 @@ func answerHook(c *cli.Command, e *env, agent hook.Agent) {
 	exe, _ := os.Executable()
 	ans, err := hook.Run(agent, e.stdin, hook.Options{RunsDir: dir, Limits: r.Limits, Compress: r.Compress, Off: r.Off,
 		OnLogError:  logStore(dir, e, "hook: "+agent.Name()).OnLogError,
-		ExpandShell: c.Bool("expand-shell"), WrapShell: c.Bool("wrap-shell"), Exe: exe})
+		ExpandShell: o.expandShell, WrapShell: o.wrapShell, Exe: exe})
 	if err != nil {
 		say("%v", err)
 		return
@@ -188,14 +193,14 @@ func answerHook(c *cli.Command, e *env, agent hook.Agent) {
 	}
 }
 
-func installHook(c *cli.Command, e *env, s *hook.Settings, uninstall bool) error {
-	project, user := c.String("project"), c.Bool("user")
+func installHook(e *env, o *hookOptions, s *hook.Settings, uninstall bool) error {
+	user := deref(o.user)
 	switch {
-	case c.IsSet("project") && user:
+	case o.project != nil && user:
 		return usageErr("--project and --user exclude each other: choose one")
-	case !c.IsSet("project") && !user:
+	case o.project == nil && !user:
 		return usageErr("say where: --project DIR or --user")
-	case c.IsSet("project") && project == "":
+	case o.project != nil && *o.project == "":
 		return usageErr("--project needs a directory")
 	}
 	userFile, err := s.UserFile()
@@ -204,7 +209,7 @@ func installHook(c *cli.Command, e *env, s *hook.Settings, uninstall bool) error
 	}
 	hooksFile := userFile
 	if !user {
-		if hooksFile, err = s.ProjectFile(project); err != nil {
+		if hooksFile, err = s.ProjectFile(*o.project); err != nil {
 			return usageErr("%v", err)
 		}
 	}
@@ -220,15 +225,15 @@ func installHook(c *cli.Command, e *env, s *hook.Settings, uninstall bool) error
 		return err
 	}
 	command := s.Command(exe)
-	for _, opt := range []string{"expand-shell", "wrap-shell"} {
-		if c.Bool(opt) {
-			if s.Name != "codex" && !(opt == "wrap-shell" && s.Name == "gemini-cli") {
-				return usageErr("--%s is for the codex hook (and --wrap-shell for gemini-cli): other agents' hooks do not need an approval to rewrite a call", opt)
+	for _, opt := range []flagGiven{{"expand-shell", o.expandShell}, {"wrap-shell", o.wrapShell}} {
+		if opt.set {
+			if s.Name != "codex" && !(opt.name == "wrap-shell" && s.Name == "gemini-cli") {
+				return usageErr("--%s is for the codex hook (and --wrap-shell for gemini-cli): other agents' hooks do not need an approval to rewrite a call", opt.name)
 			}
-			command += " --" + opt
+			command += " --" + opt.name
 		}
 	}
-	dry := c.Bool("dry-run")
+	dry := deref(o.dryRun)
 	var changes []hook.Change
 	if uninstall {
 		if s.AllowInUser != "" && !user {

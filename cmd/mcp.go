@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"slices"
 	"strings"
 
@@ -14,7 +13,15 @@ func init() { register("mcp", mcpCommand) }
 // with the arguments after the verb.
 type mcpVerb struct {
 	usage string
-	run   func(c *cli.Command, e *env, args []string) error
+	run   func(e *env, o *mcpOptions, args []string) error
+}
+
+// mcpOptions are the flags of every verb: each verb's file declares its
+// own part.
+type mcpOptions struct {
+	opts
+	proxy proxyOptions
+	wrap  wrapOptions
 }
 
 // mcpVerbs and mcpFlags are filled by the init functions of the files of
@@ -22,10 +29,11 @@ type mcpVerb struct {
 // anew for each command line, as every other command's constructor does.
 var (
 	mcpVerbs = map[string]mcpVerb{}
-	mcpFlags []func() []cli.Flag
+	mcpFlags []func(o *mcpOptions) []cli.Flag
 )
 
 func mcpCommand() *cli.Command {
+	var o mcpOptions
 	return &cli.Command{
 		Name:  "mcp",
 		Usage: "retention for MCP clients: proxy an MCP server, serve retval's tools, wrap a client's server entry",
@@ -65,24 +73,21 @@ Example:
 
 Exit status: 0 done, 1 failed (a file could not be read, parsed or
 written), 2 usage; proxy exits with the server's status.`,
-		Flags:  mcpCommandFlags(),
-		Action: func(_ context.Context, c *cli.Command) error { return runMCP(c, envOf(c)) },
+		Flags:  mcpCommandFlags(&o),
+		Action: action(&o.opts, func(e *env) error { return runMCP(e, &o) }),
 	}
 }
 
-func mcpCommandFlags() []cli.Flag {
+func mcpCommandFlags(o *mcpOptions) []cli.Flag {
 	fs := globalFlags()
 	for _, f := range mcpFlags {
-		fs = append(fs, f()...)
+		fs = append(fs, f(o)...)
 	}
 	return fs
 }
 
-func runMCP(c *cli.Command, e *env) error {
-	args, err := interspersed(c)
-	if err != nil {
-		return err
-	}
+func runMCP(e *env, o *mcpOptions) error {
+	args := o.args
 	names := make([]string, 0, len(mcpVerbs))
 	for n := range mcpVerbs {
 		names = append(names, n)
@@ -95,5 +100,5 @@ func runMCP(c *cli.Command, e *env) error {
 	if !ok {
 		return usageErr("unknown mcp command %q: want %s", args[0], strings.Join(names, ", "))
 	}
-	return v.run(c, e, args[1:])
+	return v.run(e, o, args[1:])
 }

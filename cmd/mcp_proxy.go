@@ -26,11 +26,16 @@ func init() {
 		usage: "retval mcp proxy [--run R] [retain flags] (-- CMD ARGS... | --url URL)",
 		run:   runMCPProxy,
 	}
-	mcpFlags = append(mcpFlags, func() []cli.Flag {
+	mcpFlags = append(mcpFlags, func(o *mcpOptions) []cli.Flag {
 		return append(flags("threshold", "preview-bytes", "peek-lines", "peek-bytes", "compress",
 			"max-value-size", "max-run-bytes", "max-run-values", "max-lookups", "max-lookup-bytes", "max-step-bytes", "off"),
-			&cli.StringFlag{Name: "url", Usage: "proxy: the Streamable HTTP MCP server to relay to, instead of -- CMD ARGS..."})
+			&cli.StringFlag{Name: "url", Usage: "proxy: the Streamable HTTP MCP server to relay to, instead of -- CMD ARGS...", Action: setTo(&o.proxy.url)})
 	})
+}
+
+// proxyOptions are the flags of mcp proxy.
+type proxyOptions struct {
+	url *string
 }
 
 // agentRunsDir is the store of the hook, the proxy and the server: the
@@ -52,11 +57,11 @@ func agentRunsDir(r *config.Resolved) (string, error) {
 }
 
 // runMCPServe offers retval's tools over stdio until stdin ends.
-func runMCPServe(c *cli.Command, e *env, args []string) error {
+func runMCPServe(e *env, o *mcpOptions, args []string) error {
 	if len(args) > 0 {
 		return usageErr("retval mcp serve takes no arguments: retval mcp serve [--run R]")
 	}
-	r, err := settings(c)
+	r, err := o.settings(e)
 	if err != nil {
 		return err
 	}
@@ -81,17 +86,17 @@ func serverStore(dir string, e *env, cmd string) *retain.Store {
 
 // runMCPProxy starts the server and relays between it and the client on
 // stdin and stdout until either ends.
-func runMCPProxy(c *cli.Command, e *env, args []string) error {
-	url := c.String("url")
+func runMCPProxy(e *env, o *mcpOptions, args []string) error {
+	url := deref(o.proxy.url)
 	switch {
 	case url != "" && len(args) > 0:
 		return usageErr("--url and a server command exclude each other: give one")
-	case c.IsSet("url") && url == "":
+	case o.proxy.url != nil && url == "":
 		return usageErr("--url needs the server's address, e.g. --url https://example.com/mcp")
 	case url == "" && len(args) == 0:
 		return usageErr("name the server to proxy: retval mcp proxy [--run R] -- CMD ARGS...")
 	}
-	r, err := settings(c)
+	r, err := o.settings(e)
 	if err != nil {
 		return err
 	}

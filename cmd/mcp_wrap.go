@@ -14,45 +14,52 @@ import (
 func init() {
 	mcpVerbs["wrap"] = mcpVerb{
 		usage: "retval mcp wrap (--codex | --claude-code FILE) [--server NAME] [--dry-run]",
-		run:   func(c *cli.Command, e *env, args []string) error { return runMCPWrap(c, e, args, true) },
+		run:   func(e *env, o *mcpOptions, args []string) error { return runMCPWrap(e, o, args, true) },
 	}
 	mcpVerbs["unwrap"] = mcpVerb{
 		usage: "retval mcp unwrap (--codex | --claude-code FILE) [--server NAME] [--dry-run]",
-		run:   func(c *cli.Command, e *env, args []string) error { return runMCPWrap(c, e, args, false) },
+		run:   func(e *env, o *mcpOptions, args []string) error { return runMCPWrap(e, o, args, false) },
 	}
-	mcpFlags = append(mcpFlags, func() []cli.Flag {
+	mcpFlags = append(mcpFlags, func(o *mcpOptions) []cli.Flag {
 		return []cli.Flag{
-			&cli.BoolFlag{Name: "codex", Usage: "wrap or unwrap the [mcp_servers.NAME] entries of Codex's config.toml ($CODEX_HOME, by default ~/.codex)"},
-			&cli.StringFlag{Name: "claude-code", Usage: "wrap or unwrap the mcpServers entries of the Claude Code `FILE` (.mcp.json, ~/.claude.json)"},
-			&cli.StringFlag{Name: "server", Usage: "wrap or unwrap only the server `NAME` (by default every one that can be)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing"},
+			&cli.BoolFlag{Name: "codex", Usage: "wrap or unwrap the [mcp_servers.NAME] entries of Codex's config.toml ($CODEX_HOME, by default ~/.codex)", Destination: &o.wrap.codex},
+			&cli.StringFlag{Name: "claude-code", Usage: "wrap or unwrap the mcpServers entries of the Claude Code `FILE` (.mcp.json, ~/.claude.json)", Action: setTo(&o.wrap.claudeCode)},
+			&cli.StringFlag{Name: "server", Usage: "wrap or unwrap only the server `NAME` (by default every one that can be)", Action: setTo(&o.wrap.server)},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff and write nothing", Destination: &o.wrap.dryRun},
 		}
 	})
 }
 
-func runMCPWrap(c *cli.Command, e *env, args []string, wrap bool) error {
+// wrapOptions are the flags of mcp wrap and unwrap.
+type wrapOptions struct {
+	codex, dryRun      bool
+	claudeCode, server *string
+}
+
+func runMCPWrap(e *env, mo *mcpOptions, args []string, wrap bool) error {
 	verb := map[bool]string{true: "wrap", false: "unwrap"}[wrap]
+	w := mo.wrap
 	switch {
 	case len(args) > 0:
 		return usageErr("%s takes no arguments, got %q: name the file with --codex or --claude-code FILE", verb, args[0])
-	case c.Bool("codex") && c.IsSet("claude-code"):
+	case w.codex && w.claudeCode != nil:
 		return usageErr("--codex and --claude-code exclude each other: choose one")
-	case !c.Bool("codex") && !c.IsSet("claude-code"):
+	case !w.codex && w.claudeCode == nil:
 		return usageErr("say which client: retval mcp %s --codex or retval mcp %s --claude-code FILE", verb, verb)
-	case c.IsSet("claude-code") && c.String("claude-code") == "":
+	case w.claudeCode != nil && *w.claudeCode == "":
 		return usageErr("--claude-code needs a file: .mcp.json or a settings file")
-	case c.IsSet("server") && c.String("server") == "":
+	case w.server != nil && *w.server == "":
 		return usageErr("--server needs a name")
 	}
-	for _, f := range c.LocalFlagNames() {
+	for _, f := range mo.local {
 		switch f {
 		case "codex", "claude-code", "server", "dry-run", "json", "config":
 		default:
 			return usageErr("%s does not take --%s: the proxy reads its settings from the config file (retval config shows it)", verb, f)
 		}
 	}
-	o := mcpwrap.Options{Format: mcpwrap.ClaudeCode, Path: c.String("claude-code"), Server: c.String("server"), DryRun: c.Bool("dry-run")}
-	if c.Bool("codex") {
+	o := mcpwrap.Options{Format: mcpwrap.ClaudeCode, Path: deref(w.claudeCode), Server: deref(w.server), DryRun: w.dryRun}
+	if w.codex {
 		p, err := mcpwrap.CodexConfig()
 		if err != nil {
 			return usageErr("%v", err)

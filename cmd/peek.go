@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"io"
 	"strconv"
 	"strings"
@@ -18,7 +17,16 @@ import (
 
 func init() { register("peek", peekCommand) }
 
+// peekOptions are peek's flags: each nil when not given.
+type peekOptions struct {
+	opts
+	lines, bytes, query, outline *string
+	regex, ignoreCase            *bool
+	context, afterLine, after    *int64
+}
+
 func peekCommand() *cli.Command {
+	var o peekOptions
 	return &cli.Command{
 		Name:      "peek",
 		Usage:     "read slices of a retained value: line ranges, searches, byte ranges, JSON outlines",
@@ -98,32 +106,26 @@ collected run, 7 invalid range (a range that starts past the end, a byte
 range out of bounds or splitting a UTF-8 sequence; the message names the
 valid range) or, for --outline, not_json, bad_pointer, ambiguous_json.`,
 		Flags: append(globalFlags("peek-lines", "peek-bytes", "threshold"),
-			&cli.StringFlag{Name: "lines", Usage: "lines A-B (inclusive, from 1), N (one line), N- (to the end) or -N (the last N); with --query, the lines searched"},
-			&cli.StringFlag{Name: "bytes", Usage: "bytes A-B (half-open), N- (to the end) or -N (the last N)"},
-			&cli.StringFlag{Name: "query", Usage: "print the lines holding TEXT, and how many there are"},
-			&cli.BoolFlag{Name: "regex", Usage: "the query is an RE2 expression, matched within each line"},
-			&cli.BoolFlag{Name: "ignore-case", Usage: "match the query regardless of case"},
-			&int64Flag{Name: "context", Usage: "lines shown before and after each match"},
-			&int64Flag{Name: "after-line", Usage: "show only matches after line L (the paging flag)"},
-			&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at POINTER (optional: the whole document)"},
-			&int64Flag{Name: "after", Usage: "with --outline: list from the position after K (the paging flag)"},
+			&cli.StringFlag{Name: "lines", Usage: "lines A-B (inclusive, from 1), N (one line), N- (to the end) or -N (the last N); with --query, the lines searched", Action: setTo(&o.lines)},
+			&cli.StringFlag{Name: "bytes", Usage: "bytes A-B (half-open), N- (to the end) or -N (the last N)", Action: setTo(&o.bytes)},
+			&cli.StringFlag{Name: "query", Usage: "print the lines holding TEXT, and how many there are", Action: setTo(&o.query)},
+			&cli.BoolFlag{Name: "regex", Usage: "the query is an RE2 expression, matched within each line", Action: setTo(&o.regex)},
+			&cli.BoolFlag{Name: "ignore-case", Usage: "match the query regardless of case", Action: setTo(&o.ignoreCase)},
+			&cli.Int64Flag{Name: "context", Usage: "lines shown before and after each match", Action: setTo(&o.context)},
+			&cli.Int64Flag{Name: "after-line", Usage: "show only matches after line L (the paging flag)", Action: setTo(&o.afterLine)},
+			&optionalFlag{&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at POINTER (optional: the whole document)", Action: setTo(&o.outline)}, isPointerArg},
+			&cli.Int64Flag{Name: "after", Usage: "with --outline: list from the position after K (the paging flag)", Action: setTo(&o.after)},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runPeek(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runPeek(e, &o) }),
 	}
 }
 
-func runPeek(c *cli.Command, e *env) (err error) {
-	args, r, run, err := beginRun(c)
+func runPeek(e *env, o *peekOptions) (err error) {
+	r, run, err := o.settingsRun(e)
 	if err != nil {
 		return err
 	}
-	if c.IsSet("outline") && len(args) == 0 && !isPointerArg(c.String("outline")) {
-		// "peek --outline ID": the pointer was left out.
-		args = []string{c.String("outline")}
-		if err := c.Set("outline", ""); err != nil {
-			return err
-		}
-	}
+	args := o.args
 	if len(args) != 1 {
 		return usageErr("want exactly one value id: retval peek --run R ID [--lines A-B | --query TEXT | --bytes A-B | --outline POINTER]")
 	}
@@ -131,7 +133,7 @@ func runPeek(c *cli.Command, e *env) (err error) {
 	if err != nil {
 		return err
 	}
-	sel, err := peekSelector(c)
+	sel, err := peekSelector(o)
 	if err != nil {
 		return err
 	}
@@ -315,46 +317,53 @@ func (s *selector) resolve(v *retain.Value) error {
 	return err
 }
 
+// flagGiven is a flag's name and whether the command line gave it.
+type flagGiven struct {
+	name string
+	set  bool
+}
+
 // peekSelector reads the selector flags and refuses combinations that
 // mean nothing.
-func peekSelector(c *cli.Command) (selector, error) {
-	if c.IsSet("outline") {
-		for _, f := range []string{"bytes", "query", "regex", "ignore-case", "context", "after-line"} {
-			if c.IsSet(f) {
-				return selector{}, usageErr("--%s cannot be combined with --outline: an outline lists a JSON value's members (--lines N names an NDJSON line to outline)", f)
+func peekSelector(o *peekOptions) (selector, error) {
+	searchFlags := []flagGiven{{"regex", o.regex != nil}, {"ignore-case", o.ignoreCase != nil}, {"context", o.context != nil}, {"after-line", o.afterLine != nil}}
+	if o.outline != nil {
+		for _, f := range append([]flagGiven{{"bytes", o.bytes != nil}, {"query", o.query != nil}}, searchFlags...) {
+			if f.set {
+				return selector{}, usageErr("--%s cannot be combined with --outline: an outline lists a JSON value's members (--lines N names an NDJSON line to outline)", f.name)
 			}
 		}
-		sel := selector{kind: "outline", pointer: c.String("outline"), after: -1}
-		if c.IsSet("after") {
-			if sel.after = c.Int64("after"); sel.after < 0 {
+		sel := selector{kind: "outline", pointer: *o.outline, after: -1}
+		if o.after != nil {
+			if sel.after = *o.after; sel.after < 0 {
 				return selector{}, usageErr("--after %d: positions count from 0; --after K lists from K+1", sel.after)
 			}
 		}
-		if c.IsSet("lines") {
-			n, err := strconv.ParseInt(c.String("lines"), 10, 64)
+		if o.lines != nil {
+			n, err := strconv.ParseInt(*o.lines, 10, 64)
 			if err != nil || n < 1 {
-				return selector{}, usageErr("--lines %q with --outline names one line of an NDJSON value, e.g. --lines 3", c.String("lines"))
+				return selector{}, usageErr("--lines %q with --outline names one line of an NDJSON value, e.g. --lines 3", *o.lines)
 			}
 			sel.a = n
 		}
 		return sel, nil
 	}
-	if c.IsSet("after") {
+	if o.after != nil {
 		return selector{}, usageErr("--after pages through an outline: give --outline too (--after-line pages a search)")
 	}
 	var given []string
-	for _, f := range []string{"lines", "bytes", "query"} {
-		if c.IsSet(f) {
-			given = append(given, "--"+f)
+	for _, f := range []flagGiven{{"lines", o.lines != nil}, {"bytes", o.bytes != nil}, {"query", o.query != nil}} {
+		if f.set {
+			given = append(given, "--"+f.name)
 		}
 	}
-	if len(given) > 1 && !(len(given) == 2 && c.IsSet("lines") && c.IsSet("query")) {
+	if len(given) > 1 && !(len(given) == 2 && o.lines != nil && o.query != nil) {
 		return selector{}, usageErr("%s cannot be combined: give one of --lines, --query or --bytes (--lines A-B with --query searches within those lines)", strings.Join(given, " and "))
 	}
-	if !c.IsSet("query") {
-		for _, f := range []string{"regex", "ignore-case", "context", "after-line"} {
-			if c.IsSet(f) {
-				return selector{}, usageErr("--%s only applies to a search: add --query TEXT", f)
+	if o.query == nil {
+		for _, f := range searchFlags {
+			if f.set {
+				return selector{}, usageErr("--%s only applies to a search: add --query TEXT", f.name)
 			}
 		}
 	}
@@ -362,24 +371,24 @@ func peekSelector(c *cli.Command) (selector, error) {
 	var typed string
 	var err error
 	switch {
-	case c.IsSet("bytes"):
-		rng, err = peek.ParseBytes(c.String("bytes"))
+	case o.bytes != nil:
+		rng, err = peek.ParseBytes(*o.bytes)
 		return selector{kind: "bytes", rng: rng}, err
-	case c.IsSet("lines"):
-		if rng, err = peek.ParseLines(c.String("lines")); err != nil {
+	case o.lines != nil:
+		if rng, err = peek.ParseLines(*o.lines); err != nil {
 			return selector{}, err
 		}
-		typed = c.String("lines")
+		typed = *o.lines
 	default:
 		rng = peek.RangeArg{First: 1, Last: peek.ToEnd}
 	}
-	if c.IsSet("query") {
-		if !c.IsSet("lines") {
+	if o.query != nil {
+		if o.lines == nil {
 			rng = peek.RangeArg{}
 		}
 		return selector{kind: "query", rng: rng, typed: typed, query: peek.QueryOptions{
-			Query: c.String("query"), Regex: c.Bool("regex"), IgnoreCase: c.Bool("ignore-case"),
-			Context: c.Int64("context"), AfterLine: c.Int64("after-line"),
+			Query: *o.query, Regex: deref(o.regex), IgnoreCase: deref(o.ignoreCase),
+			Context: deref(o.context), AfterLine: deref(o.afterLine),
 		}}, nil
 	}
 	return selector{kind: "lines", rng: rng, typed: typed}, nil

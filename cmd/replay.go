@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"io"
 
 	"github.com/retval/retval/pkg/retain"
@@ -10,7 +9,14 @@ import (
 
 func init() { register("replay", replayCommand) }
 
+// replayOptions are replay's flags.
+type replayOptions struct {
+	opts
+	call string
+}
+
 func replayCommand() *cli.Command {
+	var o replayOptions
 	return &cli.Command{
 		Name:      "replay",
 		Usage:     "rebuild what the model saw for a call, writing nothing",
@@ -25,23 +31,23 @@ Example:
 
 Exit status: 0 printed, 1 I/O error, 2 usage.`,
 		Flags: append(globalFlags("policy", "read-more", "threshold", "preview-bytes", "peek-lines"),
-			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)"},
+			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)", Destination: &o.call},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runReplay(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runReplay(e, &o) }),
 	}
 }
 
-func runReplay(c *cli.Command, e *env) error {
-	args, r, run, err := beginRun(c)
+func runReplay(e *env, o *replayOptions) error {
+	r, run, err := o.settingsRun(e)
 	if err != nil {
 		return err
 	}
-	in, err := openInput(args, e)
+	in, err := openInput(o.args, e)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	call := c.String("call")
+	call := o.call
 	if call == "" {
 		return usageErr("no call id given: use --call C")
 	}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -13,7 +12,16 @@ import (
 
 func init() { register("resolve", resolveCommand) }
 
+// resolveOptions are resolve's flags: each nil when not given.
+type resolveOptions struct {
+	opts
+	bytes, lines, pointer, outline, as, sha256, step *string
+	after                                            *int64
+	batch                                            bool
+}
+
 func resolveCommand() *cli.Command {
+	var o resolveOptions
 	return &cli.Command{
 		Name:  "resolve",
 		Usage: "print exactly the bytes a reference selects, under the lookup budget",
@@ -97,50 +105,52 @@ symlink, a FIFO or a device is corrupt and never read), 2 usage (two of
 reference (invalid_range, not_json, ambiguous_json, digest_mismatch,
 not_string, not_utf8, bad_pointer, bad_reference, too_large).`,
 		Flags: append(globalFlags("max-lookups", "max-lookup-bytes", "max-step-bytes"),
-			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B (bytes A up to, not including, B), N- (to the end) or -N (the last N)"},
-			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B counting from 1, N (one line), N- (to the end) or -N (the last N)"},
-			&cli.StringFlag{Name: "pointer", Usage: "RFC 6901 JSON pointer, e.g. /packages/0/name (\"\" is the whole document)"},
-			&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at this pointer (\"\": the whole document)"},
-			&int64Flag{Name: "after", Usage: "with --outline: list from the position after this one (the paging flag)"},
-			&cli.StringFlag{Name: "as", Usage: "with --pointer: lexeme (the value's bytes, default) or string (a string's decoded text)"},
-			&cli.StringFlag{Name: "sha256", Usage: "fail unless the value's SHA-256 is this (64 hex digits, from its stub)"},
-			&cli.StringFlag{Name: "step", Usage: "step id whose lookup budget this call spends, kept across calls"},
-			&cli.BoolFlag{Name: "batch", Usage: "read a JSON array of references from stdin; print one JSON result per line"},
+			&cli.StringFlag{Name: "bytes", Usage: "half-open byte range A-B (bytes A up to, not including, B), N- (to the end) or -N (the last N)", Action: setTo(&o.bytes)},
+			&cli.StringFlag{Name: "lines", Usage: "inclusive line range A-B counting from 1, N (one line), N- (to the end) or -N (the last N)", Action: setTo(&o.lines)},
+			&cli.StringFlag{Name: "pointer", Usage: "RFC 6901 JSON pointer, e.g. /packages/0/name (\"\" is the whole document)", Action: setTo(&o.pointer)},
+			&optionalFlag{&cli.StringFlag{Name: "outline", Usage: "list the members or elements of the JSON value at this pointer (\"\": the whole document)", Action: setTo(&o.outline)}, isPointerArg},
+			&cli.Int64Flag{Name: "after", Usage: "with --outline: list from the position after this one (the paging flag)", Action: setTo(&o.after)},
+			&cli.StringFlag{Name: "as", Usage: "with --pointer: lexeme (the value's bytes, default) or string (a string's decoded text)", Action: setTo(&o.as)},
+			&cli.StringFlag{Name: "sha256", Usage: "fail unless the value's SHA-256 is this (64 hex digits, from its stub)", Action: setTo(&o.sha256)},
+			&cli.StringFlag{Name: "step", Usage: "step id whose lookup budget this call spends, kept across calls", Action: setTo(&o.step)},
+			&cli.BoolFlag{Name: "batch", Usage: "read a JSON array of references from stdin; print one JSON result per line", Destination: &o.batch},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runResolve(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runResolve(e, &o) }),
 	}
 }
 
-// selectionFlags are the flags that make a single reference.
-var selectionFlags = []string{"bytes", "lines", "pointer", "outline", "after", "as", "sha256"}
+// selection is the flags that make a single reference, as given.
+func (o *resolveOptions) selection() []flagGiven {
+	return []flagGiven{{"bytes", o.bytes != nil}, {"lines", o.lines != nil}, {"pointer", o.pointer != nil},
+		{"outline", o.outline != nil}, {"after", o.after != nil}, {"as", o.as != nil}, {"sha256", o.sha256 != nil}}
+}
 
-func runResolve(c *cli.Command, e *env) error {
-	args, r, run, err := beginRun(c)
+func runResolve(e *env, o *resolveOptions) error {
+	r, run, err := o.settingsRun(e)
 	if err != nil {
 		return err
 	}
-	batch := c.Bool("batch")
 	var calls []expand.Lookup
-	if batch {
-		for _, f := range selectionFlags {
-			if c.IsSet(f) {
-				return usageErr("--batch reads every reference from stdin: --%s is not allowed with it", f)
+	if o.batch {
+		for _, f := range o.selection() {
+			if f.set {
+				return usageErr("--batch reads every reference from stdin: --%s is not allowed with it", f.name)
 			}
 		}
-		if len(args) > 0 {
+		if len(o.args) > 0 {
 			return usageErr("--batch reads every reference from stdin: no ID argument is allowed with it")
 		}
 		if calls, err = expand.ParseBatch(e.stdin); err != nil {
 			return err
 		}
 	} else {
-		if len(args) != 1 {
+		if len(o.args) != 1 {
 			return usageErr("want one value ID (as its stub shows it), e.g. retval resolve --run %s c1 --lines 1-40", run)
 		}
-		if err := checkSelectionFlags(c); err != nil {
+		if err := o.checkSelection(); err != nil {
 			return err
 		}
-		ref, err := flagRef(c, args[0])
+		ref, err := o.ref(o.args[0])
 		if retain.CodeOf(err) == retain.CodeUsage {
 			return err
 		}
@@ -149,21 +159,21 @@ func runResolve(c *cli.Command, e *env) error {
 
 	// One reference printed to stdout is bytes, not a JSON string: it is
 	// answered as the value holds it, UTF-8 or not.
-	rs := &expand.Resolver{Store: logStore(r.Location(), e, "resolve"), Run: run, Raw: !batch && !r.JSON,
+	rs := &expand.Resolver{Store: logStore(r.Location(), e, "resolve"), Run: run, Raw: !o.batch && !r.JSON,
 		StepInMemory: func(step string, why error) {
 			fmt.Fprintf(e.stderr, "retval: resolve: warning: %v: step %q is counted for this call alone, from what its ledger recorded; nothing can carry it to the next call\n", why, step)
 		}}
 	budget := expand.BudgetOf(r.Limits)
 	var answers []expand.Answer
-	if c.IsSet("step") {
-		answers, err = rs.Step(c.String("step"), calls, budget)
+	if o.step != nil {
+		answers, err = rs.Step(*o.step, calls, budget)
 	} else {
 		answers, err = rs.Lookups(calls, budget, &expand.Spent{})
 	}
 	if err != nil {
 		return err
 	}
-	if batch || r.JSON {
+	if o.batch || r.JSON {
 		for _, a := range answers {
 			if err := writeJSON(e.stdout, a); err != nil {
 				return err
@@ -178,61 +188,49 @@ func runResolve(c *cli.Command, e *env) error {
 	return err
 }
 
-// checkSelectionFlags refuses flags that make no one reference: two
+// checkSelection refuses flags that make no one reference: two
 // selections, or --as without a pointer to apply it to. These are mistakes
 // on the command line, so usage errors naming the flags, not bad_reference.
-func checkSelectionFlags(c *cli.Command) error {
+func (o *resolveOptions) checkSelection() error {
 	var set []string
-	for _, f := range []string{"bytes", "lines", "pointer", "outline"} {
-		if c.IsSet(f) {
-			set = append(set, "--"+f)
+	for _, f := range o.selection()[:4] { // bytes, lines, pointer, outline
+		if f.set {
+			set = append(set, "--"+f.name)
 		}
 	}
-	if len(set) == 2 && c.IsSet("lines") && !c.IsSet("bytes") {
+	if len(set) == 2 && o.lines != nil && o.bytes == nil {
 		set = nil // --lines N names the NDJSON line a pointer or outline reads in
 	}
 	if len(set) > 1 {
 		named := strings.Join(set[:len(set)-1], ", ") + " and " + set[len(set)-1]
 		return usageErr("%s select in different ways: give one of --bytes, --lines, --pointer and --outline (--lines N with --pointer or --outline reads in line N of an NDJSON value)", named)
 	}
-	if c.IsSet("after") && !c.IsSet("outline") {
+	if o.after != nil && o.outline == nil {
 		return usageErr("--after pages through an outline: give --outline too, or leave --after out")
 	}
-	if c.IsSet("as") && !c.IsSet("pointer") {
+	if o.as != nil && o.pointer == nil {
 		return usageErr("--as says how to return what --pointer selects: give --pointer too, or leave --as out")
 	}
 	return nil
 }
 
-// flagRef builds the reference the selection flags describe, through the
+// ref builds the reference the selection flags describe, through the
 // same checks as a JSON reference. A malformed range is a usage error.
-func flagRef(c *cli.Command, id string) (expand.Ref, error) {
-	f := expand.RefFields{ID: &id}
-	if c.IsSet("bytes") {
-		r, err := peek.ParseBytes(c.String("bytes"))
+func (o *resolveOptions) ref(id string) (expand.Ref, error) {
+	f := expand.RefFields{ID: &id, Pointer: o.pointer, As: o.as, SHA256: o.sha256, Outline: o.outline, After: o.after}
+	if o.bytes != nil {
+		r, err := peek.ParseBytes(*o.bytes)
 		if err != nil {
 			return expand.Ref{}, err
 		}
 		f.Bytes = &r
 	}
-	if c.IsSet("lines") {
-		r, err := peek.ParseLines(c.String("lines"))
+	if o.lines != nil {
+		r, err := peek.ParseLines(*o.lines)
 		if err != nil {
 			return expand.Ref{}, err
 		}
 		f.Lines = &r
-	}
-	str := func(name string) *string {
-		if !c.IsSet(name) {
-			return nil
-		}
-		s := c.String(name)
-		return &s
-	}
-	f.Pointer, f.As, f.SHA256, f.Outline = str("pointer"), str("as"), str("sha256"), str("outline")
-	if c.IsSet("after") {
-		n := c.Int64("after")
-		f.After = &n
 	}
 	return f.Ref()
 }

@@ -15,7 +15,17 @@ import (
 
 func init() { register("retain", retainCommand) }
 
+// retainOptions are retain's flags.
+type retainOptions struct {
+	opts
+	call, tool        string
+	partial, timedOut bool
+	omittedBytes      *int64
+	exitCode          *int
+}
+
 func retainCommand() *cli.Command {
+	var o retainOptions
 	return &cli.Command{
 		Name:      "retain",
 		Usage:     "keep a tool result, print what the model should see",
@@ -37,14 +47,14 @@ Exit status: 0 printed (stub or verbatim), 1 conflict (the call id holds
 other bytes) or I/O error, 2 usage, 4 run at capacity (bounded policy).`,
 		Flags: append(globalFlags("off", "policy", "compress", "read-more", "threshold", "preview-bytes", "peek-lines",
 			"max-value-size", "max-run-bytes", "max-run-values"),
-			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)"},
-			&cli.StringFlag{Name: "tool", Usage: "name of the tool that produced the result"},
-			&cli.BoolFlag{Name: "partial", Usage: "the producer kept only the tail of its output"},
-			&int64Flag{Name: "omitted-bytes", Usage: "bytes the producer discarded (with --partial)"},
-			&intFlag{Name: "exit-code", Usage: "the tool's exit status"},
-			&cli.BoolFlag{Name: "timed-out", Usage: "the tool was stopped by a timeout"},
+			&cli.StringFlag{Name: "call", Usage: "call id of the tool call (required)", Destination: &o.call},
+			&cli.StringFlag{Name: "tool", Usage: "name of the tool that produced the result", Destination: &o.tool},
+			&cli.BoolFlag{Name: "partial", Usage: "the producer kept only the tail of its output", Destination: &o.partial},
+			&cli.Int64Flag{Name: "omitted-bytes", Usage: "bytes the producer discarded (with --partial)", Action: setTo(&o.omittedBytes)},
+			&cli.IntFlag{Name: "exit-code", Usage: "the tool's exit status", Action: setTo(&o.exitCode)},
+			&cli.BoolFlag{Name: "timed-out", Usage: "the tool was stopped by a timeout", Destination: &o.timedOut},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runRetain(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runRetain(e, &o) }),
 		// A flag the library cannot parse: the output is printed all the
 		// same (passThrough).
 		OnUsageError: func(_ context.Context, c *cli.Command, err error, _ bool) error {
@@ -53,20 +63,16 @@ other bytes) or I/O error, 2 usage, 4 run at capacity (bounded policy).`,
 	}
 }
 
-func runRetain(c *cli.Command, e *env) error {
-	args, err := interspersed(c)
+func runRetain(e *env, o *retainOptions) error {
+	in, err := openInput(o.args, e)
 	if err != nil {
-		return passThrough(e, nil, err)
-	}
-	in, err := openInput(args, e)
-	if err != nil {
-		if len(args) > 1 {
+		if len(o.args) > 1 {
 			return passThrough(e, nil, err) // which FILE is unclear: stdin, as for a flag error
 		}
 		return err // the FILE that holds the output cannot be opened: nothing to print
 	}
 	defer in.Close()
-	r, err := settings(c)
+	r, err := o.settings(e)
 	if err != nil {
 		return passThrough(e, in, err)
 	}
@@ -78,25 +84,20 @@ func runRetain(c *cli.Command, e *env) error {
 	if err != nil {
 		return passThrough(e, in, err)
 	}
-	if !c.IsSet("call") || c.String("call") == "" {
+	if o.call == "" {
 		return passThrough(e, in, usageErr("no call id given: use --call C"))
 	}
-	meta := retain.Meta{Tool: c.String("tool"), Partial: c.Bool("partial"), TimedOut: c.Bool("timed-out")}
-	if c.IsSet("omitted-bytes") {
+	meta := retain.Meta{Tool: o.tool, Partial: o.partial, TimedOut: o.timedOut, ExitCode: o.exitCode}
+	if o.omittedBytes != nil {
 		if !meta.Partial {
 			return passThrough(e, in, usageErr("--omitted-bytes needs --partial"))
 		}
-		n := c.Int64("omitted-bytes")
-		if n < 0 {
+		if *o.omittedBytes < 0 {
 			return passThrough(e, in, usageErr("--omitted-bytes must be ≥ 0"))
 		}
-		meta.OmittedBytes = &n
+		meta.OmittedBytes = o.omittedBytes
 	}
-	if c.IsSet("exit-code") {
-		n := c.Int("exit-code")
-		meta.ExitCode = &n
-	}
-	opts := retain.RetainOptions{Run: run, Call: c.String("call"), Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore,
+	opts := retain.RetainOptions{Run: run, Call: o.call, Meta: meta, Limits: r.Limits, Policy: r.Policy, Compress: r.Compress, ReadMore: r.ReadMore,
 		ShowLater: true}
 	store := logStore(r.Location(), e, "retain")
 

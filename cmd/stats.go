@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,7 +15,16 @@ import (
 
 func init() { register("stats", statsCommand) }
 
+// statsOptions are stats's flags.
+type statsOptions struct {
+	opts
+	all                 bool
+	by                  string
+	since, callOverhead *string
+}
+
 func statsCommand() *cli.Command {
+	var o statsOptions
 	return &cli.Command{
 		Name:      "stats",
 		Usage:     "what retention kept out of the model's context, and what reading back cost",
@@ -51,28 +59,28 @@ Example:
 
 Exit status: 0 printed, 1 I/O error, 2 usage, 3 unknown or collected run.`,
 		Flags: append(globalFlags(),
-			&cli.BoolFlag{Name: "all", Usage: "sum the read logs of every run"},
-			&cli.StringFlag{Name: "since", Usage: "count only records at most DUR old (e.g. 1h, 7d)"},
-			&cli.StringFlag{Name: "by", Usage: "group by tool (that made the value), run or value"},
-			&cli.StringFlag{Name: "call-overhead", Usage: "bytes a model pays for each call besides its result (0: none)", DefaultText: strconv.Itoa(stats.DefaultCallOverhead)},
+			&cli.BoolFlag{Name: "all", Usage: "sum the read logs of every run", Destination: &o.all},
+			&cli.StringFlag{Name: "since", Usage: "count only records at most DUR old (e.g. 1h, 7d)", Action: setTo(&o.since)},
+			&cli.StringFlag{Name: "by", Usage: "group by tool (that made the value), run or value", Destination: &o.by},
+			&cli.StringFlag{Name: "call-overhead", Usage: "bytes a model pays for each call besides its result (0: none)", DefaultText: strconv.Itoa(stats.DefaultCallOverhead), Action: setTo(&o.callOverhead)},
 		),
-		Action: func(_ context.Context, c *cli.Command) error { return runStats(c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runStats(e, &o) }),
 	}
 }
 
-func runStats(c *cli.Command, e *env) error {
-	r, err := settings(c)
+func runStats(e *env, so *statsOptions) error {
+	r, err := so.settings(e)
 	if err != nil {
 		return err
 	}
-	if c.NArg() > 0 {
-		return usageErr("stats takes no arguments, got %q (the run goes in --run)", c.Args().First())
+	if len(so.args) > 0 {
+		return usageErr("stats takes no arguments, got %q (the run goes in --run)", so.args[0])
 	}
 	now, err := clock()
 	if err != nil {
 		return err
 	}
-	o := stats.Options{Store: openStore(r.Location(), now), All: c.Bool("all"), By: stats.By(c.String("by"))}
+	o := stats.Options{Store: openStore(r.Location(), now), All: so.all, By: stats.By(so.by)}
 	switch {
 	case o.All && r.Values["run"].Source == config.FromFlag:
 		return usageErr("--run and --all exclude each other: give one")
@@ -84,17 +92,17 @@ func runStats(c *cli.Command, e *env) error {
 	switch o.By {
 	case stats.ByNone, stats.ByTool, stats.ByRun, stats.ByValue:
 	default:
-		return usageErr("--by %q: want tool, run or value", c.String("by"))
+		return usageErr("--by %q: want tool, run or value", so.by)
 	}
-	if c.IsSet("since") {
-		if o.Since, err = config.ParseDuration(c.String("since")); err != nil || o.Since <= 0 {
-			return usageErr("--since %q: want a positive duration such as 1h, 7d or 2w", c.String("since"))
+	if so.since != nil {
+		if o.Since, err = config.ParseDuration(*so.since); err != nil || o.Since <= 0 {
+			return usageErr("--since %q: want a positive duration such as 1h, 7d or 2w", *so.since)
 		}
 	}
-	if c.IsSet("call-overhead") {
-		n, err := config.ParseSize(c.String("call-overhead"))
+	if so.callOverhead != nil {
+		n, err := config.ParseSize(*so.callOverhead)
 		if err != nil || n < 0 {
-			return usageErr("--call-overhead %q: want a size in bytes, such as 256 or 1KiB (0: none)", c.String("call-overhead"))
+			return usageErr("--call-overhead %q: want a size in bytes, such as 256 or 1KiB (0: none)", *so.callOverhead)
 		}
 		o.CallOverhead = n
 		if n == 0 {

@@ -3,7 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/retval/retval/internal/textdist"
@@ -91,19 +91,32 @@ func unknownFlag(flags []cli.Flag, name string) error {
 // between releases: retval reads none of it. When the library refuses a
 // command line, retval finds the mistake itself, from the flags the
 // command declares — an undefined flag (with the nearest declared name),
-// bad syntax, a flag missing its value, a bad boolean — and says it in the
-// flag package's words, which retval's help, man pages and scripts keep.
-// A refusal retval does not find a reason for is passed on as it is.
+// bad syntax, a flag missing its value, a value its flag refuses — and
+// says it in the flag package's words, which retval's help, man pages and
+// scripts keep. A refusal retval does not find a reason for is passed on
+// as it is. The same reading finds what the library takes for arguments
+// but a person meant as flags ("-5", "-=x", which end its flags).
 
-// flagProblem is the first mistake among tokens, the words the flag
-// library parses as flags of c: those before the first positional
-// argument (the library stops there, stopAtFirstArg) or "--". unknown
-// makes the error of an undefined flag. nil when it finds none.
-func flagProblem(c *cli.Command, tokens []string, unknown func(name string) error) error {
-	for i := 0; i < len(tokens); i++ {
-		a := tokens[i]
-		if a == "--" || !isFlag(a) {
+// flagProblem is the first mistake among words, the command line after
+// c's name, read with the flags c declares: up to a "--", and for a
+// command that stops at its first positional argument (retval itself,
+// exec) up to that. A flag before the first argument is named as the
+// flag package names it ("-lines"), one after it as typed ("--lines"),
+// as retval has always said them (scripts match on both).
+// unknown makes the error of an undefined flag. nil when it finds none.
+func flagProblem(c *cli.Command, words []string, unknown func(name string) error) error {
+	afterArg := false
+	for i := 0; i < len(words); i++ {
+		a := words[i]
+		if a == "--" {
 			return nil
+		}
+		if !isFlag(a) {
+			if c.StopOnNthArg != nil {
+				return nil
+			}
+			afterArg = true
+			continue
 		}
 		if badFlagSyntax(a) || strings.HasPrefix(a, "---") {
 			return usageErr("bad flag syntax: %s", a)
@@ -116,31 +129,95 @@ func flagProblem(c *cli.Command, tokens []string, unknown func(name string) erro
 			}
 			return unknown(name)
 		}
-		if !takesValue(f) {
-			if hasValue {
-				if _, err := strconv.ParseBool(value); err != nil {
-					return usageErr("invalid boolean value %q for -%s: parse error", value, name)
-				}
+		shown := "-" + name
+		if afterArg {
+			shown = a
+		}
+		if isBool(f) {
+			switch {
+			case !hasValue || badValue(f, value) == nil:
+			case afterArg:
+				return usageErr("invalid value %q for flag %s: parse error", value, a)
+			default:
+				return usageErr("invalid boolean value %q for -%s: parse error", value, name)
 			}
 			continue
 		}
 		if !hasValue {
-			if i+1 == len(tokens) {
-				return usageErr("flag needs an argument: -%s", name)
+			if !takesNext(f, words, i) {
+				continue // an optional value left out
 			}
-			i++ // its value
+			if i+1 == len(words) {
+				return usageErr("flag needs an argument: %s", shown)
+			}
+			i++
+			value = words[i]
+		}
+		if err := badValue(f, value); err != nil {
+			return usageErr("invalid value %q for flag %s: %v", value, shown, err)
 		}
 	}
 	return nil
 }
 
+// takesNext reports whether the flag f, given as words[i] without "=",
+// takes the next word as its value.
+func takesNext(f cli.Flag, words []string, i int) bool {
+	if isBool(f) {
+		return false
+	}
+	if o, ok := f.(*optionalFlag); ok {
+		return i+1 < len(words) && o.takes(words[i+1])
+	}
+	return true
+}
+
+// explicitValues returns args with each optional flag value left out
+// written as "--NAME=" ("retval peek ID --outline --lines 3"), so that
+// the flag library, which takes the word after a flag as its value, takes
+// neither the next flag nor an argument for it.
+func explicitValues(app *cli.Command, args []string) []string {
+	name, words := commandWords(app, args)
+	c := app.Command(name)
+	if c == nil {
+		return args
+	}
+	first := len(args) - len(words)
+	for i := 0; i < len(words); i++ {
+		a := words[i]
+		if a == "--" || !isFlag(a) && c.StopOnNthArg != nil {
+			break
+		}
+		if !isFlag(a) {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := commandFlagOf(c, name)
+		switch _, optional := f.(*optionalFlag); {
+		case f == nil || hasValue:
+		case takesNext(f, words, i):
+			i++ // its value
+		case optional:
+			args = slices.Clone(args)
+			args[first+i] = "--" + name + "="
+			words = args[first:]
+		}
+	}
+	return args
+}
+
 // commandUsageError is the OnUsageError of a command: the mistake in its
 // flags, with a suggestion for a misspelt flag.
 func commandUsageError(c *cli.Command, err error) error {
-	if p := flagProblem(c, commandTokens(c), func(name string) error { return unknownFlag(c.Flags, name) }); p != nil {
+	if p := commandFlagProblem(c); p != nil {
 		return p
 	}
 	return usageErr("%v", err)
+}
+
+// commandFlagProblem is the first mistake in c's flags, nil if none.
+func commandFlagProblem(c *cli.Command) error {
+	return flagProblem(c, commandTokens(c), func(name string) error { return unknownFlag(c.Flags, name) })
 }
 
 // rootUsageError is the OnUsageError of "retval" itself, which has no flags
@@ -154,25 +231,41 @@ func rootUsageError(app *cli.Command, args []string, err error) error {
 	return usageErr("%v", err)
 }
 
-// commandTokens are the words of the command line after c's name (the
-// first word that names it after retval's own flags and their values).
+// commandTokens are the words of the command line after c's name.
 func commandTokens(c *cli.Command) []string {
-	args := envOf(c).args
-	root := c.Root()
+	name, words := commandWords(c.Root(), envOf(c).args)
+	if name != c.Name {
+		return nil
+	}
+	return words
+}
+
+// commandWords returns the first word of args after retval's own flags
+// and their values, the name of the command to run, and the words after
+// it.
+func commandWords(app *cli.Command, args []string) (name string, words []string) {
 	for i := 1; i < len(args); i++ {
 		a := args[i]
-		if a == c.Name {
-			return args[i+1:]
-		}
 		if !isFlag(a) {
-			break
+			return a, args[i+1:]
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if f := commandFlagOf(root, name); f != nil && takesValue(f) && !hasValue {
+		if f := commandFlagOf(app, name); f != nil && !hasValue && takesNext(f, args, i) {
 			i++
 		}
 	}
-	return nil
+	return "", nil
+}
+
+// isFlag reports whether a reads as a flag: a dash and something after it.
+func isFlag(a string) bool { return len(a) > 1 && a[0] == '-' }
+
+// badFlagSyntax reports whether the flag a is one the flag package calls
+// bad syntax: no name, or one that starts with "-" or "=" ("---x", "-=x").
+// (urfave/cli v3 hands "-=x" on as an argument.)
+func badFlagSyntax(a string) bool {
+	name := strings.TrimPrefix(a[1:], "-")
+	return name == "" || name[0] == '-' || name[0] == '='
 }
 
 // rootUnknownFlag is the usage error for a flag retval itself does not

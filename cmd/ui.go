@@ -22,7 +22,15 @@ import (
 
 func init() { register("ui", uiCommand) }
 
+// uiOptions are ui's flags.
+type uiOptions struct {
+	opts
+	listen string
+	open   bool
+}
+
 func uiCommand() *cli.Command {
+	var o uiOptions
 	return &cli.Command{
 		Name:      "ui",
 		Usage:     "a read-only web page over the store: runs, reads, values, savings",
@@ -56,22 +64,22 @@ Example:
 
 Exit status: 0 stopped by a signal, 1 could not serve, 2 usage.`,
 		Flags: append(globalFlags("grace", "max-age", "max-bytes", "keep-runs", "policy", "read-more", "preview-bytes", "peek-lines"),
-			&cli.StringFlag{Name: "listen", Usage: "address to serve on", Value: "127.0.0.1:0"},
-			&cli.BoolFlag{Name: "open", Usage: "open the page in the desktop's browser"},
+			&cli.StringFlag{Name: "listen", Usage: "address to serve on", Value: "127.0.0.1:0", Destination: &o.listen},
+			&cli.BoolFlag{Name: "open", Usage: "open the page in the desktop's browser", Destination: &o.open},
 		),
-		Action: func(ctx context.Context, c *cli.Command) error { return runUI(ctx, c, envOf(c)) },
+		Action: action(&o.opts, func(e *env) error { return runUI(e, &o) }),
 	}
 }
 
-func runUI(ctx context.Context, c *cli.Command, e *env) error {
-	r, err := settings(c)
+func runUI(e *env, uo *uiOptions) error {
+	r, err := uo.settings(e)
 	if err != nil {
 		return err
 	}
-	if c.NArg() > 0 {
-		return usageErr("ui takes no arguments, got %q", c.Args().First())
+	if len(uo.args) > 0 {
+		return usageErr("ui takes no arguments, got %q", uo.args[0])
 	}
-	addr := c.String("listen")
+	addr := uo.listen
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return usageErr("--listen %q: want HOST:PORT, such as 127.0.0.1:8765 (port 0: any free one)", addr)
@@ -117,12 +125,12 @@ func runUI(ctx context.Context, c *cli.Command, e *env) error {
 	}
 	fmt.Fprintln(e.stdout, srv.URL())
 	fmt.Fprintf(e.stderr, "retval: ui: serving %s read-only; interrupt (Ctrl-C) to stop\n", r.Location())
-	if c.Bool("open") {
+	if uo.open {
 		if err := openBrowser(srv.URL()); err != nil {
 			fmt.Fprintf(e.stderr, "retval: ui: warning: could not open a browser (%v): open the address above\n", err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)

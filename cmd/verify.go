@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 func init() { register("verify", verifyCommand) }
 
 func verifyCommand() *cli.Command {
+	var o opts
 	return &cli.Command{
 		Name:      "verify",
 		Usage:     "re-read every value and check it against its descriptor",
@@ -45,17 +45,17 @@ Exit status: 0 every value checks out (debris alone is reported, exit 0),
 1 something is corrupt or missing (or an I/O error), 2 usage, 3 unknown or
 collected run.`,
 		Flags:  globalFlags("grace"),
-		Action: func(_ context.Context, c *cli.Command) error { return runVerify(c, envOf(c)) },
+		Action: action(&o, func(e *env) error { return runVerify(e, &o) }),
 	}
 }
 
-func runVerify(c *cli.Command, e *env) error {
-	r, err := settings(c)
+func runVerify(e *env, vo *opts) error {
+	r, err := vo.settings(e)
 	if err != nil {
 		return err
 	}
-	if c.NArg() > 0 {
-		return usageErr("verify takes no arguments, got %q (the run goes in --run)", c.Args().First())
+	if len(vo.args) > 0 {
+		return usageErr("verify takes no arguments, got %q (the run goes in --run)", vo.args[0])
 	}
 	now, err := clock()
 	if err != nil {
