@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -164,9 +163,7 @@ func TestReadLogHostile(t *testing.T) {
 			case "symlink":
 				os.Symlink(target, p)
 			case "fifo":
-				if err := syscall.Mkfifo(p, 0o600); err != nil {
-					t.Fatal(err)
-				}
+				testenv.Mkfifo(t, p)
 			case "dir":
 				os.Mkdir(p, 0o700)
 			case "full":
