@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/iox"
 	"github.com/retval/retval/internal/procgroup"
 	"github.com/retval/retval/pkg/retain"
@@ -606,7 +607,7 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, st *stream
 // holds other bytes (a conflict) or the run cannot take it, the output is
 // shown in full instead, with a warning, rather than lost.
 func keptAside(s *retain.Store, in io.Reader, st *stream, ro retain.RetainOptions) (*retain.Result, error) {
-	f, err := os.CreateTemp("", "retval-exec-*")
+	f, err := fsx.CreateTemp("", "retval-exec-*")
 	if err != nil {
 		return nil, err
 	}

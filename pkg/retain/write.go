@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/iox"
 )
@@ -474,15 +473,11 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 		}()
 	}
 
-	dirf, err := os.Open(w.dir)
+	unlock, err := lockCommit(w.dir)
 	if err != nil {
 		return w.fallbackAfterWrite(nil, in, err)
 	}
-	defer dirf.Close()
-	if err := flock.Exclusive(dirf); err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
-	}
-	defer flock.Unlock(dirf)
+	defer unlock()
 
 	contentPath := filepath.Join(w.dir, contentName(w.id, w.comp))
 	metaPath := filepath.Join(w.dir, metaName(w.id))
