@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/windows"
 )
@@ -24,9 +25,13 @@ type Dir struct {
 // OpenRoot opens the directory at path, following symlinks in it as any
 // path is followed: it is the directory a user named (a runs-dir may well
 // be a link to another disk). Everything below it is opened with Dir's
-// methods, which never follow.
+// methods, which never follow. The handle is opened relative to one on
+// its parent, as os.Root opens every directory below a root: with
+// FILE_SHARE_DELETE, so that holding it does not stop the directory from
+// being renamed or removed (gc renames a run away while readers may hold
+// it), as an os.OpenRoot handle would.
 func OpenRoot(path string) (*Dir, error) {
-	r, err := os.OpenRoot(path)
+	r, err := openShared(path)
 	if err != nil {
 		if fi, serr := os.Stat(path); serr == nil && !fi.IsDir() {
 			return nil, &PathError{Path: path, Err: ErrNotDir}
@@ -34,6 +39,31 @@ func OpenRoot(path string) (*Dir, error) {
 		return nil, err
 	}
 	return &Dir{root: r, path: path}, nil
+}
+
+func openShared(path string) (*os.Root, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	real, err = filepath.Abs(real)
+	if err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(real)
+	if parent == real {
+		return os.OpenRoot(real) // a volume's root: nothing above it
+	}
+	p, err := os.OpenRoot(parent)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	r, err := p.OpenRoot(filepath.Base(real))
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: underlying(err)}
+	}
+	return r, nil
 }
 
 // Close lets the handle go.

@@ -24,8 +24,9 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, &PathError{Path: path, Err: ErrSymlink}
 		}
-		if errors.Is(err, syscall.ENXIO) {
-			// A FIFO opened for writing without a reader.
+		if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) {
+			// A FIFO opened for writing without a reader, a directory
+			// opened for writing (as Dir.OpenFile has them).
 			return nil, &PathError{Path: path, Err: ErrNotRegular}
 		}
 		return nil, err

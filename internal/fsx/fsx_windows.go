@@ -19,20 +19,76 @@ const userOpenFlag = 0
 // either way, and ":", which names an alternate data stream on NTFS.
 const separators = `/\:`
 
-// openFile opens the last element of path relative to a handle on its
-// directory (os.Root: NtCreateFile with a root directory, so DOS device
-// names such as CON mean nothing there) with FILE_FLAG_OPEN_REPARSE_POINT,
-// which opens a symlink or junction itself rather than what it points
-// at; one is then refused as a symlink. os.Root opens files with
-// FILE_SHARE_DELETE, as Unix has it: a file open for reading can still be
-// renamed over or removed (os.OpenFile's handles would refuse both).
+// openFile opens path with FILE_FLAG_OPEN_REPARSE_POINT, which opens a
+// symlink or junction itself rather than what it points at (one is then
+// refused as a symlink), and with FILE_SHARE_DELETE, as Unix has it: a
+// file open for reading can still be renamed over or removed, and its
+// directory renamed (os.OpenFile's handles refuse all three). A DOS
+// device name (NUL, CON) opens the device, which OpenFile then refuses as
+// not a regular file.
 func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	root, err := os.OpenRoot(filepath.Dir(path))
+	p16, err := windows.UTF16PtrFromString(fixLongPath(path))
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer root.Close()
-	return openIn(root, filepath.Base(path), path, flag, perm)
+	var access uint32
+	switch flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR) {
+	case os.O_RDONLY:
+		access = windows.GENERIC_READ
+	case os.O_WRONLY:
+		access = windows.GENERIC_WRITE
+	case os.O_RDWR:
+		access = windows.GENERIC_READ | windows.GENERIC_WRITE
+	}
+	if flag&os.O_CREATE != 0 {
+		access |= windows.GENERIC_WRITE
+	}
+	if flag&os.O_APPEND != 0 {
+		// As syscall.Open: every right GENERIC_WRITE grants but
+		// FILE_WRITE_DATA, so that each write goes to the end.
+		if flag&os.O_TRUNC == 0 {
+			access &^= windows.GENERIC_WRITE
+		}
+		access |= windows.FILE_APPEND_DATA | windows.FILE_WRITE_ATTRIBUTES | windows.FILE_WRITE_EA | windows.STANDARD_RIGHTS_WRITE | windows.SYNCHRONIZE
+	}
+	var disposition uint32
+	switch {
+	case flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL:
+		disposition = windows.CREATE_NEW
+	case flag&os.O_CREATE != 0:
+		disposition = windows.OPEN_ALWAYS
+	default:
+		disposition = windows.OPEN_EXISTING
+	}
+	attrs := uint32(windows.FILE_ATTRIBUTE_NORMAL)
+	if perm&0o200 == 0 {
+		attrs = windows.FILE_ATTRIBUTE_READONLY
+	}
+	// BACKUP_SEMANTICS lets a directory open for reading, to be refused as
+	// not a regular file rather than as access denied.
+	attrs |= windows.FILE_FLAG_OPEN_REPARSE_POINT | windows.FILE_FLAG_BACKUP_SEMANTICS
+	h, err := windows.CreateFile(p16, access, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil, disposition, attrs, 0)
+	if err != nil {
+		if errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+			if fi, lerr := os.Lstat(path); lerr == nil && fi.IsDir() {
+				return nil, &PathError{Path: path, Err: ErrNotRegular}
+			}
+		}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(h), path)
+	if isReparse(f) {
+		f.Close()
+		return nil, &PathError{Path: path, Err: ErrSymlink}
+	}
+	if flag&os.O_TRUNC != 0 { // a file just made is empty anyway
+
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // openIn opens name of root without following it (see openFile); path is
@@ -95,14 +151,9 @@ func CreateTemp(dir, pattern string) (*os.File, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
 	for try := 0; ; try++ {
 		name := prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + suffix
-		f, err := openIn(root, name, filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := openFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) && try < 10000 {
 			continue
 		}
