@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/windows"
 )
@@ -97,7 +98,7 @@ func openIn(root *os.Root, name, path string, flag int, perm fs.FileMode) (*os.F
 	f, err := root.OpenFile(name, flag|windows.FILE_FLAG_OPEN_REPARSE_POINT, perm)
 	if err != nil {
 		var errno windows.Errno
-		if errors.As(err, &errno) && (errno == windows.ERROR_ACCESS_DENIED || errno == windows.ERROR_DIRECTORY) {
+		if errors.Is(err, syscall.EISDIR) || errors.As(err, &errno) && (errno == windows.ERROR_ACCESS_DENIED || errno == windows.ERROR_DIRECTORY) {
 			// A directory opened for writing.
 			if fi, lerr := root.Lstat(name); lerr == nil && fi.IsDir() {
 				return nil, &PathError{Path: path, Err: ErrNotRegular}
