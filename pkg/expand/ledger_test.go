@@ -51,13 +51,13 @@ func TestLedgerHostile(t *testing.T) {
 		}},
 		{"ledger linked to /dev/zero", func(t *testing.T, steps string) {
 			mkdir(t, steps)
-			if err := os.Symlink("/dev/zero", filepath.Join(steps, "s.json")); err != nil {
+			if err := testenv.Symlink(t, "/dev/zero", filepath.Join(steps, "s.json")); err != nil {
 				t.Fatal(err)
 			}
 		}, "step ledger %s/s.json is a symlink and is never followed; start a new step with another --step id", nil},
 		{"ledger linked outside", func(t *testing.T, steps string) {
 			mkdir(t, steps)
-			if err := os.Symlink(filepath.Join(outside, "x.json"), filepath.Join(steps, "s.json")); err != nil {
+			if err := testenv.Symlink(t, filepath.Join(outside, "x.json"), filepath.Join(steps, "s.json")); err != nil {
 				t.Fatal(err)
 			}
 		}, "is a symlink and is never followed", func(t *testing.T, steps string) {
@@ -85,7 +85,7 @@ func TestLedgerHostile(t *testing.T) {
 			}
 		}, "it is not a directory", nil},
 		{"steps linked outside", func(t *testing.T, steps string) {
-			if err := os.Symlink(outside, steps); err != nil {
+			if err := testenv.Symlink(t, outside, steps); err != nil {
 				t.Fatal(err)
 			}
 		}, "is not a directory (symlinks are never followed)", func(t *testing.T, steps string) {

@@ -161,7 +161,7 @@ func TestReadLogHostile(t *testing.T) {
 			os.WriteFile(target, nil, 0o600)
 			switch kind {
 			case "symlink":
-				os.Symlink(target, p)
+				testenv.Symlink(t, target, p)
 			case "fifo":
 				testenv.Mkfifo(t, p)
 			case "dir":

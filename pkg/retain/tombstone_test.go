@@ -80,8 +80,8 @@ func TestHostileTombstones(t *testing.T) {
 	os.WriteFile(good, []byte(`{"run":"r","collected":"2030-01-02T03:04:05Z"}`+"\n"), 0o600)
 	for name, mk := range map[string]func(t *testing.T, p string) error{
 		"fifo":      func(t *testing.T, p string) error { testenv.Mkfifo(t, p); return nil },
-		"dev-zero":  func(t *testing.T, p string) error { return os.Symlink("/dev/zero", p) },
-		"link":      func(t *testing.T, p string) error { return os.Symlink(good, p) },
+		"dev-zero":  func(t *testing.T, p string) error { return testenv.Symlink(t, "/dev/zero", p) },
+		"link":      func(t *testing.T, p string) error { return testenv.Symlink(t, good, p) },
 		"directory": func(t *testing.T, p string) error { return os.Mkdir(p, 0o700) },
 		"huge":      func(t *testing.T, p string) error { return os.WriteFile(p, make([]byte, MaxTombstoneBytes+1), 0o600) },
 		"other-run": func(t *testing.T, p string) error {
@@ -143,10 +143,10 @@ func TestSymlinkedTombstoneDirs(t *testing.T) {
 			tomb := filepath.Join(target, "r.json")
 			os.WriteFile(tomb, []byte(`{"run":"r","collected":"2030-01-02T03:04:05Z"}`+"\n"), 0o600)
 			if at == "retval" {
-				os.Symlink(out, filepath.Join(s.Dir, storeDirName))
+				testenv.Symlink(t, out, filepath.Join(s.Dir, storeDirName))
 			} else {
 				os.Mkdir(filepath.Join(s.Dir, storeDirName), 0o700)
-				os.Symlink(target, filepath.Join(s.Dir, storeDirName, tombstoneDir))
+				testenv.Symlink(t, target, filepath.Join(s.Dir, storeDirName, tombstoneDir))
 			}
 			if _, ok := s.ReadTombstone("r"); ok {
 				t.Error("tombstone read through a symlink")
