@@ -71,3 +71,8 @@ func cleanByte(c byte) bool {
 
 // String returns the id as text.
 func (id ID) String() string { return string(id) }
+
+// foldedID reports whether the files of id, on a file system that ignores
+// case (NTFS, APFS by default), turned out to be those of found, another
+// id that differs only in case: id itself has no value there.
+func foldedID(found, id ID) bool { return found != id && strings.EqualFold(string(found), string(id)) }

@@ -483,6 +483,9 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	metaPath := filepath.Join(w.dir, metaName(w.id))
 	// The same value again comes before every limit: it is a no-op.
 	if old, err := readDescriptor(metaPath); err == nil {
+		if foldedID(old.ID, w.id) {
+			return nil, Errorf(CodeConflict, "call %q of run %q needs the files of value %q, which this file system does not tell apart (it ignores case, as NTFS and APFS do): use a call id that differs in more than case", w.opts.Call, w.runID, old.ID)
+		}
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
 			return nil, w.conflict(old)
 		}
