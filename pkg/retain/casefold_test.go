@@ -23,8 +23,10 @@ func TestIDsDifferingInCase(t *testing.T) {
 	}
 	data := bytes.Repeat([]byte("build output\n"), 1000)
 	retainAll(t, s, "r", "build-log", data)
+	L := DefaultLimits()
+	L.Threshold = Unlimited // retained, however small
 	for _, b := range [][]byte{data, []byte("other bytes\n")} {
-		_, err := s.Retain(bytes.NewReader(b), new(bytes.Buffer), RetainOptions{Run: "r", Call: "BUILD-LOG", Limits: DefaultLimits()})
+		_, err := s.Retain(bytes.NewReader(b), new(bytes.Buffer), RetainOptions{Run: "r", Call: "BUILD-LOG", Limits: L})
 		if CodeOf(err) != CodeConflict || !strings.Contains(err.Error(), `needs the files of value "build-log"`) {
 			t.Errorf("retain of BUILD-LOG beside build-log: %v", err)
 		}
