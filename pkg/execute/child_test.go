@@ -65,7 +65,7 @@ func child(mode string, args []string) int {
 			}
 		}
 	case "sleep": // until killed
-		select {}
+		sleepForever()
 	case "hang", "leave": // PIDFILE: start a grandchild holding stdout
 		if mode == "hang" {
 			os.Stdout.WriteString(seq(100))
@@ -81,7 +81,7 @@ func child(mode string, args []string) int {
 			os.Stdout.WriteString("started\n")
 			return 0
 		}
-		select {}
+		sleepForever()
 	case "runner": // PIDFILE STORE: retval exec of "hang", until killed
 		s := retain.Open(args[1])
 		exe, _ := os.Executable()
@@ -91,6 +91,14 @@ func child(mode string, args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "unknown child mode", mode)
 	return 2
+}
+
+// sleepForever blocks until the process is killed. (Not select{}: with
+// nothing else to run, the runtime would end the process as deadlocked.)
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // writePIDs writes the pids to path at once (by a rename), so that a
