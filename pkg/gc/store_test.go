@@ -50,7 +50,7 @@ func TestZeroOptionsAreDefaults(t *testing.T) {
 	if !slices.Equal(r0, rd) || !slices.Equal(s0, sd) || !slices.Equal(d0, dd) {
 		t.Fatalf("Options{} plans %v %v %v; Defaults() %v %v %v", r0, s0, d0, rd, sd, dd)
 	}
-	if !slices.Equal(r0, []string{"a:max-age"}) || !slices.Equal(d0, []string{"b.values/.tmp-x-1"}) {
+	if !slices.Equal(r0, []string{"a:max-age"}) || !slices.Equal(d0, []string{filepath.FromSlash("b.values/.tmp-x-1")}) {
 		t.Fatalf("Options{} plans %v and debris %v; want a by max-age and b's debris (c's is within the hour)", r0, d0)
 	}
 	if r, _, _ := plan(t, Options{MaxAge: Unlimited}); len(r) != 0 {
@@ -113,14 +113,14 @@ func TestCollectIsDurable(t *testing.T) {
 	if err != nil || len(rep.Removed) != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	own := "/" + ".retval"
+	own := string(filepath.Separator) + ".retval"
 	want := []string{
-		"",                  // .retval made
-		own,                 // trash made
-		own,                 // tombstones made
-		own + "/tombstones", // tombstone written, before the run moves
-		own + "/trash",      // run renamed in…
-		"",                  // …from the runs-dir
+		"",                               // .retval made
+		own,                              // trash made
+		own,                              // tombstones made
+		filepath.Join(own, "tombstones"), // tombstone written, before the run moves
+		filepath.Join(own, "trash"),      // run renamed in…
+		"",                               // …from the runs-dir
 	}
 	// Look for want as a subsequence.
 	at := 0
