@@ -219,8 +219,7 @@ func endOnSecondSignal(sigs chan os.Signal, stderr io.Writer) {
 	second := <-sigs
 	signal.Stop(sigs)
 	if s, ok := second.(syscall.Signal); ok {
-		signal.Reset(s)
-		syscall.Kill(os.Getpid(), s)
+		raise(s)
 	}
 }
 

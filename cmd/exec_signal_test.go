@@ -1,3 +1,5 @@
+//go:build unix
+
 package cmd
 
 import (
@@ -110,34 +112,6 @@ func TestExecForwardsQuit(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGQUIT) || !strings.Contains(stdout.String(), "[retained #q]") {
 		t.Fatalf("%v, stdout %q, stderr %.300q", err, stdout.String(), stderr.String())
-	}
-}
-
-// execSeamEnv is the variable that asks a retval started by a test to
-// pause once its command has exited (installTestSeams): NOTIFY[:RELEASE],
-// two FIFOs. retval writes a line to NOTIFY; with RELEASE it then waits
-// until the test opens RELEASE and closes it, before it commits.
-const execSeamEnv = "RETVAL_TEST_EXEC_EXITED"
-
-// installTestSeams, in a retval the tests start (this binary under the
-// name retval), sets the seams the environment asks for.
-func installTestSeams() {
-	v := os.Getenv(execSeamEnv)
-	if v == "" {
-		return
-	}
-	notify, release, _ := strings.Cut(v, ":")
-	execExited = func() {
-		if f, err := os.OpenFile(notify, os.O_WRONLY, 0); err == nil {
-			f.WriteString("exited\n")
-			f.Close()
-		}
-		if release != "" {
-			if f, err := os.Open(release); err == nil {
-				io.Copy(io.Discard, f)
-				f.Close()
-			}
-		}
 	}
 }
 

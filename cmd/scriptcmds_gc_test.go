@@ -13,7 +13,6 @@ import (
 	"github.com/retval/retval/internal/testenv"
 	"github.com/retval/retval/pkg/config"
 	"github.com/rogpeppe/go-internal/testscript"
-	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -75,7 +74,7 @@ func init() {
 		if len(args) != 1 {
 			ts.Fatalf("usage: mkfifo PATH")
 		}
-		ts.Check(unix.Mkfifo(ts.MkAbs(args[0]), 0o600))
+		ts.Check(makeFIFO(ts.MkAbs(args[0])))
 	}
 	// sub FILE OLD NEW: replace every OLD in FILE with NEW (literal text).
 	scriptCmds["sub"] = func(ts *testscript.TestScript, neg bool, args []string) {
@@ -117,8 +116,7 @@ func touchOld(ts *testscript.TestScript, neg bool, args []string) {
 	// Children first: changing a file's time does not change its
 	// directory's, but be explicit about the order anyway. A symlink's own
 	// time is set, never its target's (gc judges a link by its own).
-	ut := []unix.Timespec{unix.NsecToTimespec(t.UnixNano()), unix.NsecToTimespec(t.UnixNano())}
 	for i := len(paths) - 1; i >= 0; i-- {
-		ts.Check(unix.UtimesNanoAt(unix.AT_FDCWD, paths[i], ut, unix.AT_SYMLINK_NOFOLLOW))
+		ts.Check(lchtimes(paths[i], t))
 	}
 }

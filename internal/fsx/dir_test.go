@@ -36,17 +36,6 @@ func outside(t *testing.T) (string, func()) {
 	}
 }
 
-func root(t *testing.T) (*Dir, string) {
-	t.Helper()
-	p := t.TempDir()
-	d, err := OpenRoot(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d, p
-}
-
 func TestOpenDirNeverFollows(t *testing.T) {
 	d, p := root(t)
 	out, _ := outside(t)

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
 )
 
 // ErrSymlink is the error for a path whose last element is a symlink.
@@ -39,20 +38,12 @@ func Refused(err error) bool {
 	return errors.Is(err, ErrSymlink) || errors.Is(err, ErrNotRegular) || errors.Is(err, ErrTooLarge)
 }
 
-// OpenFile opens path with flag (O_NOFOLLOW and O_NONBLOCK added, so a
-// FIFO never blocks the open) and returns it only when it is a regular
-// file. O_NONBLOCK is cleared again once the file is known to be regular,
-// where it means nothing anyway.
+// OpenFile opens path with flag, never following a symlink in its last
+// element and never blocking on a FIFO, and returns it only when it is a
+// regular file (see openFile for how each system does it).
 func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	f, err := openFile(path, flag, perm)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, &PathError{Path: path, Err: ErrSymlink}
-		}
-		if errors.Is(err, syscall.ENXIO) {
-			// A FIFO opened for writing without a reader.
-			return nil, &PathError{Path: path, Err: ErrNotRegular}
-		}
 		return nil, err
 	}
 	fi, err := f.Stat()
@@ -98,7 +89,7 @@ func ReadAll(r io.Reader, name string, max int64) ([]byte, error) {
 // file of at most max bytes: a FIFO, a device such as /dev/zero or a huge
 // file is refused without blocking or reading it whole.
 func ReadUserFile(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|userOpenFlag, 0)
 	if err != nil {
 		return nil, err
 	}

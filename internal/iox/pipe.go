@@ -4,8 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // PipeReader reads a pipe until its read deadline, set by the caller once
@@ -21,7 +19,8 @@ type PipeReader struct {
 	cut  bool // ... at the deadline, with a writer still there
 }
 
-// NewPipeReader returns a PipeReader of f, a pipe made by os.Pipe.
+// NewPipeReader returns a PipeReader of f, the read end of a pipe made by
+// Pipe (on Unix, os.Pipe is the same).
 func NewPipeReader(f *os.File) *PipeReader { return &PipeReader{f: f, left: -1} }
 
 // Cut reports whether the reading ended at the deadline with a writer
@@ -65,19 +64,4 @@ func (u *PipeReader) Read(b []byte) (int, error) {
 	}
 	u.left -= n
 	return n, nil
-}
-
-// readNow reads what f holds without waiting: f.Read would not, once its
-// deadline has passed. The pipe is non-blocking (os.Pipe makes it so).
-func readNow(f *os.File, b []byte) (int, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	var rerr error
-	if err := rc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), b) }); err != nil {
-		return 0, err
-	}
-	return n, rerr
 }

@@ -14,7 +14,7 @@ import (
 // exited.
 func filledPipe(t *testing.T, n int) (r, w *os.File) {
 	t.Helper()
-	r, w, err := os.Pipe()
+	r, w, err := Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestPipeReaderStopsAtWhatThePipeHeld(t *testing.T) {
 
 // Cut says whether the deadline ended the reading.
 func TestPipeReaderCut(t *testing.T) {
-	r, w, err := os.Pipe()
+	r, w, err := Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}

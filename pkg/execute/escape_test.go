@@ -1,3 +1,5 @@
+//go:build unix
+
 package execute
 
 import (
@@ -12,27 +14,6 @@ import (
 
 	"github.com/retval/retval/pkg/retain"
 )
-
-// runGuarded runs Run, turning a hang into a failure.
-func runGuarded(t *testing.T, s *retain.Store, o Options) (*Result, error) {
-	t.Helper()
-	type ret struct {
-		res *Result
-		err error
-	}
-	done := make(chan ret, 1)
-	go func() {
-		res, err := Run(s, o)
-		done <- ret{res, err}
-	}()
-	select {
-	case r := <-done:
-		return r.res, r.err
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return")
-		return nil, nil
-	}
-}
 
 // fifo makes a FIFO a process can wait on, released at the end of the test.
 func fifo(t *testing.T) string {

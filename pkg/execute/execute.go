@@ -22,7 +22,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/iox"
+	"github.com/retval/retval/internal/procgroup"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -40,11 +42,6 @@ const (
 
 // StderrSuffix is appended to the call id of the stderr value (Separate).
 const StderrSuffix = ".stderr"
-
-// Forwarded are the signals the CLI forwards to the command's process
-// group (see Options.Signals): those that would otherwise end retval
-// and leave the command running without its reader.
-var Forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
 // Status of a command stopped by its timeout, as timeout(1) reports it.
 const StatusTimedOut = 124
@@ -189,6 +186,7 @@ func Run(s *retain.Store, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.group.Close()
 	go p.watch(o.Timeout, o.Signals)
 	res := &Result{Call: call}
 	streams := []*stream{{r: p.stdout, out: o.Out, call: call, again: again}}
@@ -282,6 +280,7 @@ func passThrough(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.group.Close()
 	go p.watch(o.Timeout, o.Signals)
 	var wg sync.WaitGroup
 	var errs [2]error
@@ -332,6 +331,7 @@ type stream struct {
 // proc is the running command.
 type proc struct {
 	cmd            *exec.Cmd
+	group          *procgroup.Group
 	stdout, stderr *os.File // the read ends of its pipes
 	tty            *os.File // the terminal it was given, or nil
 	stdin          *os.File // the write end of its stdin, fed from Options.Stdin
@@ -375,7 +375,7 @@ var Linger = 250 * time.Millisecond
 // group is given the terminal (as a shell does), so that it can read it
 // and ^C reaches it, and retval takes it back once the command is done.
 func start(o Options) (*proc, error) {
-	outR, outW, err := os.Pipe()
+	outR, outW, err := iox.Pipe()
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +384,7 @@ func start(o Options) (*proc, error) {
 	cmd := exec.Command(o.Args[0], o.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, outW, outW
 	if o.Stderr == Separate {
-		errR, errW, err := os.Pipe()
+		errR, errW, err := iox.Pipe()
 		if err != nil {
 			outR.Close()
 			outW.Close()
@@ -393,11 +393,9 @@ func start(o Options) (*proc, error) {
 		p.stderr, cmd.Stderr = errR, errW
 		closeAll = append(closeAll, errW)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	dieWithParent(cmd.SysProcAttr)
 	if f, ok := o.Stdin.(*os.File); ok && foregroundTTY(f) {
 		p.tty = f
-		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, int(f.Fd())
+		cmd.SysProcAttr = giveTerminal(f)
 	}
 	if o.Stdin != nil && !isFile(o.Stdin) {
 		// Stdin that is not a file is copied in by a goroutine of ours,
@@ -413,7 +411,7 @@ func start(o Options) (*proc, error) {
 		closeAll = append(closeAll, inR)
 	}
 	p.cmd = cmd
-	err = cmd.Start()
+	p.group, err = procgroup.Start(cmd, true)
 	for _, f := range closeAll {
 		f.Close() // the command holds its own copies
 	}
@@ -442,6 +440,7 @@ func start(o Options) (*proc, error) {
 // left running cannot keep exec waiting.
 func (p *proc) reap() {
 	p.cmd.Wait()
+	p.group.CommandExited()
 	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	p.mu.Lock()
 	p.reaped = true
@@ -496,10 +495,9 @@ func unwrapExec(err error) error {
 	return err
 }
 
-// kill sends sig to the command's process group.
-func (p *proc) kill(sig syscall.Signal) {
-	syscall.Kill(-p.cmd.Process.Pid, sig)
-}
+// kill sends sig to the command's process group (see procgroup.Signal
+// for what that is on Windows).
+func (p *proc) kill(sig syscall.Signal) { p.group.Signal(sig) }
 
 // watch stops the command at its timeout and forwards signals, until it
 // has exited. The command timed out only if it still ran when the timer
@@ -609,7 +607,7 @@ func (p *proc) retain(s *retain.Store, o Options, L retain.Effective, st *stream
 // holds other bytes (a conflict) or the run cannot take it, the output is
 // shown in full instead, with a warning, rather than lost.
 func keptAside(s *retain.Store, in io.Reader, st *stream, ro retain.RetainOptions) (*retain.Result, error) {
-	f, err := os.CreateTemp("", "retval-exec-*")
+	f, err := fsx.CreateTemp("", "retval-exec-*")
 	if err != nil {
 		return nil, err
 	}

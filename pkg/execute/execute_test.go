@@ -1,3 +1,5 @@
+//go:build unix
+
 package execute
 
 import (
@@ -13,26 +15,6 @@ import (
 
 	"github.com/retval/retval/pkg/retain"
 )
-
-func opts(t *testing.T, args ...string) (*retain.Store, Options) {
-	t.Helper()
-	lim := retain.Limits{Threshold: 100}
-	return retain.Open(t.TempDir()), Options{Args: args, Retain: retain.RetainOptions{Run: "r", Call: "c1", Limits: lim}}
-}
-
-func read(t *testing.T, s *retain.Store, id string) (string, *retain.Descriptor) {
-	t.Helper()
-	v, err := s.OpenValue("r", id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	b, err := io.ReadAll(v.Section(0, v.Size()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b), &v.Desc
-}
 
 // A large output is retained with its exit status; Run returns the stub.
 func TestRunRetainsWithStatus(t *testing.T) {
@@ -54,15 +36,6 @@ func TestRunRetainsWithStatus(t *testing.T) {
 	if got != want || d.ExitCode == nil || *d.ExitCode != 3 || !d.Complete {
 		t.Errorf("value %q, descriptor %+v", got, d)
 	}
-}
-
-// seq is what seq 1 n prints.
-func seq(n int) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		b.WriteString(strconv.Itoa(i) + "\n")
-	}
-	return b.String()
 }
 
 // A small output is written as it is, nothing is stored, and the status

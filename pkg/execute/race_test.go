@@ -21,7 +21,7 @@ func TestRunTimeoutAfterTheExitIsNoTimeout(t *testing.T) {
 		fire <- time.Now()
 		fire <- time.Now()
 	}
-	s, o := opts(t, "true")
+	s, o := opts(t, childArgs(t, "exit", "0")...)
 	o.Timeout = time.Hour
 	o.Out = io.Discard
 	res, err := runGuarded(t, s, o)

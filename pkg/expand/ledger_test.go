@@ -4,9 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/testenv"
 
 	"github.com/retval/retval/pkg/retain"
 )
@@ -42,9 +43,7 @@ func TestLedgerHostile(t *testing.T) {
 	}{
 		{"fifo ledger", func(t *testing.T, steps string) {
 			mkdir(t, steps)
-			if err := syscall.Mkfifo(filepath.Join(steps, "s.json"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			testenv.Mkfifo(t, filepath.Join(steps, "s.json"))
 		}, "step ledger " + "%s/s.json is not a regular file (a FIFO, a device or a directory) and is never read; remove it, or start a new step with another --step id", func(t *testing.T, steps string) {
 			if fi, err := os.Lstat(filepath.Join(steps, "s.json")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 				t.Fatal(fi, err)
@@ -52,13 +51,13 @@ func TestLedgerHostile(t *testing.T) {
 		}},
 		{"ledger linked to /dev/zero", func(t *testing.T, steps string) {
 			mkdir(t, steps)
-			if err := os.Symlink("/dev/zero", filepath.Join(steps, "s.json")); err != nil {
+			if err := testenv.Symlink(t, "/dev/zero", filepath.Join(steps, "s.json")); err != nil {
 				t.Fatal(err)
 			}
 		}, "step ledger %s/s.json is a symlink and is never followed; start a new step with another --step id", nil},
 		{"ledger linked outside", func(t *testing.T, steps string) {
 			mkdir(t, steps)
-			if err := os.Symlink(filepath.Join(outside, "x.json"), filepath.Join(steps, "s.json")); err != nil {
+			if err := testenv.Symlink(t, filepath.Join(outside, "x.json"), filepath.Join(steps, "s.json")); err != nil {
 				t.Fatal(err)
 			}
 		}, "is a symlink and is never followed", func(t *testing.T, steps string) {
@@ -78,9 +77,7 @@ func TestLedgerHostile(t *testing.T) {
 			}
 		}, "s.json is unreadable (over 1024 bytes, and retval writes 256); start a new step with another --step id", nil},
 		{"steps is a fifo", func(t *testing.T, steps string) {
-			if err := syscall.Mkfifo(steps, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			testenv.Mkfifo(t, steps)
 		}, "step ledgers' directory %s cannot hold ledgers: remove it and retval makes it again, or resolve without --step; it is not a directory (symlinks are never followed)", nil},
 		{"steps is a file", func(t *testing.T, steps string) {
 			if err := os.WriteFile(steps, []byte("x"), 0o600); err != nil {
@@ -88,7 +85,7 @@ func TestLedgerHostile(t *testing.T) {
 			}
 		}, "it is not a directory", nil},
 		{"steps linked outside", func(t *testing.T, steps string) {
-			if err := os.Symlink(outside, steps); err != nil {
+			if err := testenv.Symlink(t, outside, steps); err != nil {
 				t.Fatal(err)
 			}
 		}, "is not a directory (symlinks are never followed)", func(t *testing.T, steps string) {

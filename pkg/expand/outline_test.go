@@ -57,9 +57,12 @@ func TestOutlineRFC6901(t *testing.T) {
 		if !strings.HasPrefix(ptr, `"`) {
 			ptr = fmt.Sprintf("%q", ptr)
 		}
-		if _, err := rs.Open(mustRef(t, `{"$ref": "c", "pointer": `+ptr+`}`)); err != nil {
+		sel, err := rs.Open(mustRef(t, `{"$ref": "c", "pointer": `+ptr+`}`))
+		if err != nil {
 			t.Errorf("outline pointer %s: %v", ptr, err)
+			continue
 		}
+		sel.Close()
 	}
 }
 

@@ -23,6 +23,9 @@ func ParsePointer(s string) (Pointer, error) {
 		return Pointer{}, nil
 	}
 	if s[0] != '/' {
+		if msysPath(s) {
+			return Pointer{}, retain.Errorf(retain.CodeBadPointer, "pointer %q is a Windows path: Git Bash turns an argument that starts with \"/\" into one when it runs a Windows program; run the command as MSYS_NO_PATHCONV=1 retval ... to pass the pointer as written", s)
+		}
 		if jq, ok := JQPath(s); ok {
 			return Pointer{}, pointerErr(&PointerError{Pointer: s, Suggestions: []string{jq},
 				Msg: fmt.Sprintf("pointer %q is a jq path, not an RFC 6901 pointer: a pointer is \"/\"-separated member names and indices, \"\" the whole document", s)})
@@ -41,6 +44,13 @@ func ParsePointer(s string) (Pointer, error) {
 		}
 	}
 	return Pointer{text: s, toks: parts}, nil
+}
+
+// msysPath reports whether s is what Git Bash (MSYS) makes of an argument
+// like "/items" when it runs a Windows program: a drive letter, ":" and a
+// slash ("C:/Program Files/Git/items"). No pointer starts that way.
+func msysPath(s string) bool {
+	return len(s) >= 3 && (s[0]|0x20 >= 'a' && s[0]|0x20 <= 'z') && s[1] == ':' && (s[2] == '/' || s[2] == '\\')
 }
 
 // String returns the pointer as written.

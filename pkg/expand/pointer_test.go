@@ -112,6 +112,9 @@ func TestPointerErrors(t *testing.T) {
 		msg      string
 	}{
 		{`{"a": 1}`, "a", retain.CodeBadPointer, `must be empty (the whole document) or start with "/"`},
+		// What Git Bash makes of "/a" for a Windows program: the way out is said.
+		{`{"a": 1}`, "C:/Program Files/Git/a", retain.CodeBadPointer, `is a Windows path: Git Bash turns an argument that starts with "/" into one when it runs a Windows program; run the command as MSYS_NO_PATHCONV=1 retval`},
+		{`{"a": 1}`, `c:\a`, retain.CodeBadPointer, `MSYS_NO_PATHCONV=1`},
 		{`{"a": 1}`, "/a~2", retain.CodeBadPointer, `"~" must be followed by 0 or 1`},
 		{`{"a": 1}`, "/a~", retain.CodeBadPointer, `"~" must be followed by 0 or 1`},
 		{`{"a": 1}`, "/b", retain.CodeBadPointer, `the object at the top level has no member "b"`},

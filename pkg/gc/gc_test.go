@@ -109,11 +109,28 @@ func skips(ss []Skip) []string {
 	return out
 }
 
+// runBytes is how many bytes a run holding body counts for gc here.
+func runBytes(t *testing.T, body []byte) int64 {
+	t.Helper()
+	s := retain.Open(t.TempDir())
+	put(t, s, "x", "v", body)
+	p, err := MakePlan(s, Options{MaxAge: Unlimited})
+	if err != nil || p.Runs != 1 {
+		t.Fatalf("plan of one run: %+v %v", p, err)
+	}
+	return p.Bytes
+}
+
 // TestPlanRules: which runs each policy removes, in which order, and what
 // it skips.
 func TestPlanRules(t *testing.T) {
 	now := time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC)
 	body := bytes.Repeat([]byte("0123456789\n"), 1000) // 11000 bytes
+	// A run's bytes are its files' and its directory's sizes, which the
+	// file system decides (4096 on ext4, 0 on NTFS): the byte caps are
+	// counted in runs, from one run as this system measures it.
+	per := runBytes(t, body)
+	runsOf := func(n int64) int64 { return n*per + per/2 }
 	// Runs and their idle times.
 	runs := []struct {
 		name string
@@ -132,8 +149,8 @@ func TestPlanRules(t *testing.T) {
 		{"age under grace", Options{MaxAge: time.Minute, Grace: time.Hour}, []string{"a:max-age", "b:max-age", "c:max-age", "d:max-age"}, []string{"e:max-age:active"}, 1},
 		{"keep 2", Options{MaxAge: Unlimited, KeepRuns: 2, Grace: time.Hour}, []string{"a:keep-runs", "b:keep-runs", "c:keep-runs"}, nil, 2},
 		{"keep 1 protects grace", Options{MaxAge: Unlimited, KeepRuns: 1, Grace: 3 * time.Hour}, []string{"a:keep-runs", "b:keep-runs", "c:keep-runs"}, []string{"d:keep-runs:active", "e:keep-runs:active"}, 2},
-		{"bytes cap", Options{MaxAge: Unlimited, MaxBytes: 3 * 20000, Grace: time.Hour}, []string{"a:max-bytes", "b:max-bytes"}, nil, 3},
-		{"age then bytes", Options{MaxAge: 45 * 24 * time.Hour, MaxBytes: 3 * 20000, Grace: time.Hour}, []string{"a:max-age", "b:max-bytes"}, nil, 3},
+		{"bytes cap", Options{MaxAge: Unlimited, MaxBytes: runsOf(3), Grace: time.Hour}, []string{"a:max-bytes", "b:max-bytes"}, nil, 3},
+		{"age then bytes", Options{MaxAge: 45 * 24 * time.Hour, MaxBytes: runsOf(3), Grace: time.Hour}, []string{"a:max-age", "b:max-bytes"}, nil, 3},
 		{"bytes 1", Options{MaxAge: Unlimited, MaxBytes: 1, Grace: time.Hour}, []string{"a:max-bytes", "b:max-bytes", "c:max-bytes", "d:max-bytes"}, []string{"e:max-bytes:active"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -334,7 +351,7 @@ func TestOrphanGetsDescriptor(t *testing.T) {
 	os.Rename(filepath.Join(dir, "v.meta.json"), filepath.Join(s.Dir, "saved.json"))
 	age(t, dir, now, 2*time.Hour)
 	p, err := MakePlan(s, Defaults())
-	if err != nil || len(p.Debris) != 1 || p.Debris[0].Path != "r.values/v.txt" {
+	if err != nil || len(p.Debris) != 1 || p.Debris[0].Path != filepath.FromSlash("r.values/v.txt") {
 		t.Fatalf("plan: %v %+v", err, p)
 	}
 	os.Rename(filepath.Join(s.Dir, "saved.json"), filepath.Join(dir, "v.meta.json"))

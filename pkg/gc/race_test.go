@@ -234,7 +234,7 @@ func TestRaceWritersReadersGC(t *testing.T) {
 		if !slices.ContainsFunc(rep.Skipped, func(sk Skip) bool { return sk.Run == "held" && sk.Reason == SkipBusy }) {
 			t.Fatalf("round %d: held not skipped as busy: %v", k, skips(rep.Skipped))
 		}
-		if !slices.ContainsFunc(rep.Debris, func(d Debris) bool { return d.Path == "quiet.values/"+dead }) {
+		if !slices.ContainsFunc(rep.Debris, func(d Debris) bool { return d.Path == filepath.Join("quiet.values", dead) }) {
 			t.Fatalf("round %d: the quiet run's debris not removed: %v", k, rep.Debris)
 		}
 		for _, sk := range rep.Skipped {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/internal/testenv"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -49,7 +50,7 @@ func TestZeroOptionsAreDefaults(t *testing.T) {
 	if !slices.Equal(r0, rd) || !slices.Equal(s0, sd) || !slices.Equal(d0, dd) {
 		t.Fatalf("Options{} plans %v %v %v; Defaults() %v %v %v", r0, s0, d0, rd, sd, dd)
 	}
-	if !slices.Equal(r0, []string{"a:max-age"}) || !slices.Equal(d0, []string{"b.values/.tmp-x-1"}) {
+	if !slices.Equal(r0, []string{"a:max-age"}) || !slices.Equal(d0, []string{filepath.FromSlash("b.values/.tmp-x-1")}) {
 		t.Fatalf("Options{} plans %v and debris %v; want a by max-age and b's debris (c's is within the hour)", r0, d0)
 	}
 	if r, _, _ := plan(t, Options{MaxAge: Unlimited}); len(r) != 0 {
@@ -112,14 +113,14 @@ func TestCollectIsDurable(t *testing.T) {
 	if err != nil || len(rep.Removed) != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	own := "/" + ".retval"
+	own := string(filepath.Separator) + ".retval"
 	want := []string{
-		"",                  // .retval made
-		own,                 // trash made
-		own,                 // tombstones made
-		own + "/tombstones", // tombstone written, before the run moves
-		own + "/trash",      // run renamed in…
-		"",                  // …from the runs-dir
+		"",                               // .retval made
+		own,                              // trash made
+		own,                              // tombstones made
+		filepath.Join(own, "tombstones"), // tombstone written, before the run moves
+		filepath.Join(own, "trash"),      // run renamed in…
+		"",                               // …from the runs-dir
 	}
 	// Look for want as a subsequence.
 	at := 0
@@ -148,27 +149,27 @@ func TestNothingOutsideIsTouched(t *testing.T) {
 		failures int
 	}{
 		{"retval", func(t *testing.T, s *retain.Store, out string) {
-			os.Symlink(out, filepath.Join(s.Dir, ".retval"))
+			testenv.Symlink(t, out, filepath.Join(s.Dir, ".retval"))
 		}, retain.CodeCorrupt, 0, 0},
 		{"trash", func(t *testing.T, s *retain.Store, out string) {
 			os.Mkdir(filepath.Join(s.Dir, ".retval"), 0o700)
-			os.Symlink(filepath.Join(out, "trash"), filepath.Join(s.Dir, ".retval", "trash"))
+			testenv.Symlink(t, filepath.Join(out, "trash"), filepath.Join(s.Dir, ".retval", "trash"))
 		}, retain.CodeIO, 0, 1},
 		{"tombstones", func(t *testing.T, s *retain.Store, out string) {
 			os.Mkdir(filepath.Join(s.Dir, ".retval"), 0o700)
-			os.Symlink(filepath.Join(out, "tombstones"), filepath.Join(s.Dir, ".retval", "tombstones"))
+			testenv.Symlink(t, filepath.Join(out, "tombstones"), filepath.Join(s.Dir, ".retval", "tombstones"))
 		}, retain.CodeIO, 0, 1},
 		{"trash entry", func(t *testing.T, s *retain.Store, out string) {
 			os.MkdirAll(filepath.Join(s.Dir, ".retval", "trash"), 0o700)
-			os.Symlink(filepath.Join(out, "trash", "r.values.00"), filepath.Join(s.Dir, ".retval", "trash", "x.values.00"))
-			os.Symlink(out, filepath.Join(s.Dir, ".retval", "trash", "y.values.00"))
+			testenv.Symlink(t, filepath.Join(out, "trash", "r.values.00"), filepath.Join(s.Dir, ".retval", "trash", "x.values.00"))
+			testenv.Symlink(t, out, filepath.Join(s.Dir, ".retval", "trash", "y.values.00"))
 		}, "", 1, 0},
 		{"stray directory", func(t *testing.T, s *retain.Store, out string) {
 			junk := filepath.Join(s.RunDir("live"), "junk")
 			os.MkdirAll(filepath.Join(junk, "deeper"), 0o700)
-			os.Symlink(out, filepath.Join(junk, "all"))
-			os.Symlink(filepath.Join(out, "keep.txt"), filepath.Join(junk, "deeper", "file"))
-			os.Symlink(out, filepath.Join(s.RunDir("live"), "link"))
+			testenv.Symlink(t, out, filepath.Join(junk, "all"))
+			testenv.Symlink(t, filepath.Join(out, "keep.txt"), filepath.Join(junk, "deeper", "file"))
+			testenv.Symlink(t, out, filepath.Join(s.RunDir("live"), "link"))
 			age(t, junk, now, 2*time.Hour)
 		}, "", 1, 0},
 	} {

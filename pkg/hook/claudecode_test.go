@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/testenv"
 
 	"github.com/retval/retval/pkg/retain"
 )
@@ -159,9 +160,7 @@ func TestBashPersistedOutput(t *testing.T) {
 func TestBashPersistedOutputHostile(t *testing.T) {
 	tmp := t.TempDir()
 	fifo := filepath.Join(tmp, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Mkfifo(t, fifo)
 	real := filepath.Join(tmp, "real.txt")
 	os.WriteFile(real, []byte(numbers(20000)), 0o600)
 	link := filepath.Join(tmp, "link.txt")

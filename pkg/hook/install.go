@@ -65,9 +65,12 @@ type Settings struct {
 	ProjectFile func(dir string) (string, error)
 }
 
-// Command is the hook's command line for the retval binary at exe.
+// Command is the hook's command line for the retval binary at exe. The
+// path is written with forward slashes: Claude Code on Windows runs a
+// hook's command with Git Bash (bash -c), where a backslash is an escape,
+// and Windows takes C:/Users/me/retval.exe as well.
 func (s *Settings) Command(exe string) string {
-	return retain.ShellQuote(exe) + " hook " + s.Name
+	return retain.ShellQuote(filepath.ToSlash(exe)) + " hook " + s.Name
 }
 
 // ours reports whether a hook command runs retval's hook for this agent,
@@ -701,13 +704,23 @@ func isRetvalHook(command, agent string, installForm bool) bool {
 	for ok && len(w) > 0 && strings.Contains(w[0], "=") && !strings.Contains(w[0], "/") {
 		w = w[1:]
 	}
-	if !ok || len(w) < 3 || filepath.Base(w[0]) != "retval" || w[1] != "hook" || w[2] != agent {
+	if !ok || len(w) < 3 || !isRetvalProgram(w[0]) || w[1] != "hook" || w[2] != agent {
 		return false
 	}
 	if installForm {
 		return all == 3
 	}
 	return len(w) == 3 || w[3] != "install" && w[3] != "uninstall"
+}
+
+// isRetvalProgram reports whether the program path p is retval's:
+// "retval", or "retval.exe" as Windows names it (any case there).
+func isRetvalProgram(p string) bool {
+	base := filepath.Base(filepath.FromSlash(p))
+	if ext := filepath.Ext(base); strings.EqualFold(ext, ".exe") {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base == "retval"
 }
 
 // shellWords splits a command line into words as a POSIX shell does for

@@ -583,6 +583,7 @@ func TestInstallRecognisesRetvalEntry(t *testing.T) {
 		"retval hook claude-code --threshold 50KiB",
 		"'/opt/my tools/retval' hook claude-code --off",
 		"RETVAL_THRESHOLD=50KiB /usr/bin/retval hook claude-code",
+		"C:/Users/me/go/bin/retval.exe hook claude-code --off",
 	} {
 		p := filepath.Join(t.TempDir(), "settings.json")
 		orig := `{"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": ` + jsonQuote(own) + `}]}]}}`
@@ -602,10 +603,23 @@ func TestInstallRecognisesRetvalEntry(t *testing.T) {
 			t.Errorf("%s: after uninstall:\n%s", own, got)
 		}
 	}
-	for _, other := range []string{"retval hook claude-code install --user", "notretval hook claude-code", "retval hook gemini-cli", "echo 'retval hook claude-code"} {
+	for _, other := range []string{"retval hook claude-code install --user", "notretval hook claude-code", "retval.exe.old hook claude-code", "retval hook gemini-cli", "echo 'retval hook claude-code"} {
 		if isRetvalHook(other, "claude-code", false) {
 			t.Errorf("%q taken for retval's hook", other)
 		}
+	}
+}
+
+// The hook's command names the binary with forward slashes, which Git
+// Bash (where Claude Code runs hooks on Windows) takes as they are: a
+// backslash there is an escape.
+func TestCommandWritesForwardSlashes(t *testing.T) {
+	exe := filepath.Join("my tools", "bin", "retval.exe")
+	if got, want := ClaudeCodeSettings.Command(exe), "'my tools/bin/retval.exe' hook claude-code"; got != want {
+		t.Errorf("Command(%q) = %s, want %s", exe, got, want)
+	}
+	if !isRetvalHook(ClaudeCodeSettings.Command(exe), "claude-code", true) {
+		t.Errorf("%s is not taken for retval's hook", ClaudeCodeSettings.Command(exe))
 	}
 }
 

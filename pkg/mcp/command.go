@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
 
 	"github.com/retval/retval/internal/iox"
+	"github.com/retval/retval/internal/procgroup"
 )
 
 // Waits are how long shutting a server down waits: after closing its
@@ -53,34 +53,38 @@ func (e *ExitError) ExitStatus() int { return e.Status }
 // the server ended by itself with a non-zero status, or the error that
 // ended the relay.
 func RunCommand(ctx context.Context, p *Proxy, cmd *exec.Cmd, clientIn io.Reader, clientOut io.Writer, w Waits) error {
-	cmd.SysProcAttr = serverAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
 	}
 	// Our own pipe rather than StdoutPipe: Wait would close that while
 	// the server's last messages are still to be read.
-	outR, outW, err := os.Pipe()
+	outR, outW, err := iox.Pipe()
 	if err != nil {
 		return err
 	}
 	cmd.Stdout = outW
-	if err := cmd.Start(); err != nil {
+	group, err := procgroup.Start(cmd, true)
+	if err != nil {
 		outR.Close()
 		outW.Close()
 		return fmt.Errorf("cannot start the server %q: %w", cmd.Path, err)
 	}
+	defer group.Close()
 	outW.Close()
 	defer outR.Close()
-	pgid := cmd.Process.Pid
 
 	clientDone := make(chan error, 1)
 	serverDone := make(chan error, 1)
 	go func() { clientDone <- p.fromClient(clientIn, clientOut, stdin) }()
 	go func() { serverDone <- p.fromServer(iox.NewPipeReader(outR), clientOut) }()
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	killGroup := func(sig syscall.Signal) { syscall.Kill(-pgid, sig) }
+	go func() {
+		err := cmd.Wait()
+		group.CommandExited()
+		exited <- err
+	}()
+	killGroup := group.Signal
 
 	var relayErr, waitErr error
 	serverOver := false // the server's stdout is at its end

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/retval/retval/pkg/retain"
@@ -198,7 +199,9 @@ func testStoreReadAhead(t *testing.T) {
 	if v.ConcurrentBlocks() != retain.BlockSize {
 		t.Fatalf("a plain indexed value: ConcurrentBlocks = %d", v.ConcurrentBlocks())
 	}
-	if m, err := v.Map(); m == nil || err != nil {
+	if m, err := v.Map(); runtime.GOOS == "windows" {
+		// Values are not mapped there: scans read them with ReadBlocks.
+	} else if m == nil || err != nil {
 		t.Fatalf("a plain indexed value is not mapped: %v", err)
 	} else {
 		m.Close()

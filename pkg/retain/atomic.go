@@ -33,7 +33,7 @@ func refusal(err error, what string) error {
 // createTemp makes an O_EXCL temporary file in dir whose name marks it as a
 // writer's (isTemp), so gc can tell it from committed files.
 func createTemp(dir, pattern string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, tmpPrefix+pattern)
+	f, err := fsx.CreateTemp(dir, tmpPrefix+pattern)
 	if err != nil {
 		return nil, err
 	}

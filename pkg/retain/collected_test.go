@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/retval/retval/internal/s3test"
+	"github.com/retval/retval/internal/testenv"
 )
 
 // backends runs f on a local store and on one on object storage, each
@@ -113,14 +113,12 @@ func TestCollectedIDsHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := filepath.Join(tomb, collectedIDsName("X"))
-	if err := os.Symlink(outside, rec); err != nil {
+	if err := testenv.Symlink(t, outside, rec); err != nil {
 		t.Fatal(err)
 	}
 	within(t, "a lookup past a symlinked record", func() { unknownWithout(t, s, "X", "c1") })
 	os.Remove(rec)
-	if err := syscall.Mkfifo(rec, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Mkfifo(t, rec)
 	within(t, "a lookup past a FIFO record", func() { unknownWithout(t, s, "X", "c1") })
 	os.Remove(rec)
 	// Another run's record under this run's name is not this run's.

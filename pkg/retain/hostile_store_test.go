@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/testenv"
 )
 
 // noHang runs f and fails the test if it has not returned within a
@@ -30,9 +31,7 @@ func noHang(t *testing.T, what string, f func()) {
 func fifoAt(t *testing.T, path string) {
 	t.Helper()
 	os.Remove(path)
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Mkfifo(t, path)
 }
 
 // TestFIFOsNeverBlock puts a FIFO, in turn, in place of every file a read

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/xxh3"
 )
 
 // ID names a value inside a run, or a run inside a runs-dir. It is always
 // 1–64 characters of [A-Za-z0-9_-], so it can never name a path outside the
-// directory that holds it. The only way to make one is Sanitize (or ParseID,
+// directory that holds it, and never a DOS device name (CON, NUL, COM1, …:
+// see fsx.WindowsReserved), so every file named after it can be made on
+// Windows too. The only way to make one is Sanitize (or ParseID,
 // which accepts only ids that are already clean).
 type ID string
 
@@ -47,7 +50,9 @@ func Sanitize(s string) (ID, error) {
 	return ID(b.String()[:b.Len()-8]), nil
 }
 
-// IsClean reports whether s is usable as an ID unchanged.
+// IsClean reports whether s is usable as an ID unchanged: allowed bytes
+// only, and not a name Windows reserves for a device, whatever the system
+// (so "nul" is mapped to "nul-<8 hex>", as any other id that is not clean).
 func IsClean(s string) bool {
 	if len(s) == 0 || len(s) > MaxIDLen {
 		return false
@@ -57,7 +62,7 @@ func IsClean(s string) bool {
 			return false
 		}
 	}
-	return true
+	return !fsx.WindowsReserved(s)
 }
 
 func cleanByte(c byte) bool {
@@ -66,3 +71,8 @@ func cleanByte(c byte) bool {
 
 // String returns the id as text.
 func (id ID) String() string { return string(id) }
+
+// foldedID reports whether the files of id, on a file system that ignores
+// case (NTFS, APFS by default), turned out to be those of found, another
+// id that differs only in case: id itself has no value there.
+func foldedID(found, id ID) bool { return found != id && strings.EqualFold(string(found), string(id)) }

@@ -21,6 +21,12 @@ func TestSanitizeTable(t *testing.T) {
 		{strings.Repeat("x", 65), strings.Repeat("x", 55) + "-"},
 		{long, strings.Repeat("a", 55) + "-"},
 		{"é", "__-"},
+		// Windows device names, in any case, are mapped on every system.
+		{"CON", "CON-"},
+		{"nul", "nul-"},
+		{"Com1", "Com1-"},
+		{"lpt9", "lpt9-"},
+		{"CONS", "CONS"},
 	} {
 		got, err := Sanitize(tc.in)
 		if err != nil {

@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/retval/retval/internal/fsx"
-	"golang.org/x/sys/unix"
 )
 
 // The on-disk names of SPEC §1, unexported: every other package works on
@@ -115,8 +113,8 @@ func checkRunDir(path string, fi fs.FileInfo) error {
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
 		return Errorf(CodeCorrupt, "%s is not a directory (symlinks are never followed)", path)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return Errorf(CodeCorrupt, "%s belongs to uid %d, not to us (uid %d): refusing it", path, st.Uid, os.Geteuid())
+	if uid, ok := fsx.Owner(fi); ok && uid != os.Geteuid() {
+		return Errorf(CodeCorrupt, "%s belongs to uid %d, not to us (uid %d): refusing it", path, uid, os.Geteuid())
 	}
 	return nil
 }
@@ -160,8 +158,7 @@ func (s *Store) touchNow(p string, now time.Time) {
 		return
 	}
 	defer f.Close()
-	tv := unix.NsecToTimeval(now.UnixNano())
-	unix.Futimes(int(f.Fd()), []unix.Timeval{tv, tv})
+	fsx.SetTimes(f, now)
 }
 
 // missingRun is the error for a run that is not there: collected, when gc

@@ -85,7 +85,7 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 		metaID, _ = lstatID(meta)
 	}
 	d, err := readDescriptor(meta)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || err == nil && foldedID(d.ID, vid) {
 		return nil, gone(s.missingValue(rid, id, vid, func() []ID { return nearestIDs(dir, id) }))
 	}
 	if err != nil {

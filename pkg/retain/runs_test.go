@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/testenv"
 )
 
 func retainT(t *testing.T, s *Store, run, call string, body []byte) {
@@ -49,7 +51,7 @@ func TestScanRunKinds(t *testing.T) {
 	write(t, filepath.Join(dir, "README"), "stray")
 	write(t, filepath.Join(dir, "bad name.txt"), "stray")
 	write(t, filepath.Join(dir, "sub", "x"), "stray dir")
-	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "d.meta.json")); err != nil {
+	if err := testenv.Symlink(t, "/etc/passwd", filepath.Join(dir, "d.meta.json")); err != nil {
 		t.Fatal(err)
 	}
 	ri, err := s.ScanRun("r")

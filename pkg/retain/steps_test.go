@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/retval/retval/internal/testenv"
 )
 
 // The step ledger is retain's: a Go harness opens it, spends, and a later
@@ -43,7 +45,7 @@ func TestStepLedgerRoundTrip(t *testing.T) {
 	if _, err := s.OpenStepLedger("r", "s2"); !errors.Is(err, ErrCorrupt) {
 		t.Fatal(err)
 	}
-	os.Symlink("s1.json", filepath.Join(s.Dir, "r.values", ".steps", "s3.json"))
+	testenv.Symlink(t, "s1.json", filepath.Join(s.Dir, "r.values", ".steps", "s3.json"))
 	if _, err := s.OpenStepLedger("r", "s3"); !errors.Is(err, ErrCorrupt) {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/retval/retval/internal/testenv"
 )
 
 func retainAll(t testing.TB, s *Store, run, call string, data []byte) *Result {
@@ -205,13 +207,13 @@ func TestSymlinkedContentRefused(t *testing.T) {
 	retainAll(t, s, "r", "c", bytes.Repeat([]byte("x"), 100))
 	p := filepath.Join(s.RunDir("r"), "c.txt")
 	os.Remove(p)
-	os.Symlink("/etc/passwd", p)
+	testenv.Symlink(t, "/etc/passwd", p)
 	if _, err := s.OpenValue("r", "c"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("symlinked content: %v, want corrupt", err)
 	}
 	// A run directory replaced by a symlink is refused too.
 	dir := s.RunDir("r2")
-	os.Symlink(s.RunDir("r"), dir)
+	testenv.Symlink(t, s.RunDir("r"), dir)
 	if _, err := s.OpenValue("r2", "c"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("symlinked run: %v, want corrupt", err)
 	}

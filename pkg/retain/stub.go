@@ -197,14 +197,17 @@ func PeekCommand(id ID, selector string) string {
 
 // ShellPeekCommand is a shell command that peeks id of run in the store at
 // runsDir with the given selector flags. runsDir is made absolute (so the
-// command works from any directory) and quoted for a POSIX shell where it
-// needs it; ids and runs never do.
+// command works from any directory), written with forward slashes
+// (C:/Users/me/runs on Windows, which Windows takes as well and which Git
+// Bash — the shell Claude Code runs commands in there —, PowerShell and
+// cmd all pass on unchanged, where a backslash is an escape in bash), and
+// quoted for a POSIX shell where it needs it; ids and runs never do.
 func ShellPeekCommand(runsDir string, run, id ID, selector string) string {
 	store := "--runs-dir "
 	if IsObjectStore(runsDir) {
 		store = "--store "
 	} else if abs, err := filepath.Abs(runsDir); err == nil {
-		runsDir = abs
+		runsDir = filepath.ToSlash(abs)
 	}
 	return "retval peek " + store + ShellQuote(runsDir) + " --run " + string(run) + " " + strings.TrimPrefix(PeekCommand(id, selector), "peek ")
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -230,18 +231,30 @@ func TestStubEscapes(t *testing.T) {
 // TestShellPeekCommand: the shell form quotes what needs quoting and
 // nothing else.
 func TestShellPeekCommand(t *testing.T) {
+	root := "/" // an absolute path's start: C:\ on Windows, written C:/
+	if runtime.GOOS == "windows" {
+		root = `C:\`
+	}
+	slashed := filepath.ToSlash(root)
 	for _, tc := range []struct{ dir, want string }{
-		{"/s/runs", "retval peek --runs-dir /s/runs --run r id --lines 1-4"},
-		{"/my runs", "retval peek --runs-dir '/my runs' --run r id --lines 1-4"},
-		{"/it's", `retval peek --runs-dir '/it'\''s' --run r id --lines 1-4`},
-		{"/$HOME;rm", "retval peek --runs-dir '/$HOME;rm' --run r id --lines 1-4"},
+		{root + "s/runs", "retval peek --runs-dir " + slashed + "s/runs --run r id --lines 1-4"},
+		{root + "my runs", "retval peek --runs-dir '" + slashed + "my runs' --run r id --lines 1-4"},
+		{root + "it's", `retval peek --runs-dir '` + slashed + `it'\''s' --run r id --lines 1-4`},
+		{root + "$HOME;rm", "retval peek --runs-dir '" + slashed + "$HOME;rm' --run r id --lines 1-4"},
 	} {
 		if got := ShellPeekCommand(tc.dir, "r", "id", "--lines 1-4"); got != tc.want {
 			t.Errorf("%q: %s, want %s", tc.dir, got, tc.want)
 		}
 	}
-	if got := ShellPeekCommand("/s", "-r", "-id", "--lines 1-4"); got != "retval peek --runs-dir /s --run -r --lines 1-4 -- -id" {
+	if got := ShellPeekCommand(root+"s", "-r", "-id", "--lines 1-4"); got != "retval peek --runs-dir "+slashed+"s --run -r --lines 1-4 -- -id" {
 		t.Errorf("dash ids: %s", got)
+	}
+	if runtime.GOOS == "windows" {
+		// Backslashes would be escapes in Git Bash: a path is written
+		// with forward slashes, and needs no quotes for them.
+		if got := ShellPeekCommand(`C:\Users\me\runs`, "r", "id", "--lines 1-4"); got != "retval peek --runs-dir C:/Users/me/runs --run r id --lines 1-4" {
+			t.Errorf("a Windows path: %s", got)
+		}
 	}
 }
 
@@ -255,7 +268,7 @@ func TestReplayShellForm(t *testing.T) {
 	if err != nil || !res.Retained {
 		t.Fatal(res, err)
 	}
-	if !strings.Contains(res.Stub, "retval peek --runs-dir "+s.Dir+" --run r c --lines ") {
+	if !strings.Contains(res.Stub, "retval peek --runs-dir "+filepath.ToSlash(s.Dir)+" --run r c --lines ") {
 		t.Fatalf("stub:\n%s", res.Stub)
 	}
 	st := L.StubSettings(PolicyLegacy)
@@ -306,7 +319,7 @@ func TestStubLongLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, body, _ := strings.Cut(res.Stub, "\n")
-			want := strings.ReplaceAll(tc.want, "$RUNS", s.Dir)
+			want := strings.ReplaceAll(tc.want, "$RUNS", filepath.ToSlash(s.Dir))
 			if body != want {
 				t.Fatalf("stub body\n%s\nwant\n%s", body, want)
 			}

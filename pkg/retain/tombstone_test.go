@@ -4,9 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/testenv"
 
 	"github.com/retval/retval/internal/fsx"
 )
@@ -77,23 +78,23 @@ func TestHostileTombstones(t *testing.T) {
 	outsideDir := t.TempDir()
 	good := filepath.Join(outsideDir, "good.json")
 	os.WriteFile(good, []byte(`{"run":"r","collected":"2030-01-02T03:04:05Z"}`+"\n"), 0o600)
-	for name, mk := range map[string]func(p string) error{
-		"fifo":      func(p string) error { return syscall.Mkfifo(p, 0o600) },
-		"dev-zero":  func(p string) error { return os.Symlink("/dev/zero", p) },
-		"link":      func(p string) error { return os.Symlink(good, p) },
-		"directory": func(p string) error { return os.Mkdir(p, 0o700) },
-		"huge":      func(p string) error { return os.WriteFile(p, make([]byte, MaxTombstoneBytes+1), 0o600) },
-		"other-run": func(p string) error {
+	for name, mk := range map[string]func(t *testing.T, p string) error{
+		"fifo":      func(t *testing.T, p string) error { testenv.Mkfifo(t, p); return nil },
+		"dev-zero":  func(t *testing.T, p string) error { return testenv.Symlink(t, "/dev/zero", p) },
+		"link":      func(t *testing.T, p string) error { return testenv.Symlink(t, good, p) },
+		"directory": func(t *testing.T, p string) error { return os.Mkdir(p, 0o700) },
+		"huge":      func(t *testing.T, p string) error { return os.WriteFile(p, make([]byte, MaxTombstoneBytes+1), 0o600) },
+		"other-run": func(t *testing.T, p string) error {
 			return os.WriteFile(p, []byte(`{"run":"x","collected":"2030-01-02T03:04:05Z"}`), 0o600)
 		},
-		"not-json":   func(p string) error { return os.WriteFile(p, []byte("hello"), 0o600) },
-		"empty-file": func(p string) error { return os.WriteFile(p, nil, 0o600) },
+		"not-json":   func(t *testing.T, p string) error { return os.WriteFile(p, []byte("hello"), 0o600) },
+		"empty-file": func(t *testing.T, p string) error { return os.WriteFile(p, nil, 0o600) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := Open(t.TempDir())
 			dir := filepath.Join(s.Dir, storeDirName, tombstoneDir)
 			os.MkdirAll(dir, 0o700)
-			if err := mk(filepath.Join(dir, "r.json")); err != nil {
+			if err := mk(t, filepath.Join(dir, "r.json")); err != nil {
 				t.Fatal(err)
 			}
 			within(t, "ReadTombstone", func() {
@@ -142,10 +143,10 @@ func TestSymlinkedTombstoneDirs(t *testing.T) {
 			tomb := filepath.Join(target, "r.json")
 			os.WriteFile(tomb, []byte(`{"run":"r","collected":"2030-01-02T03:04:05Z"}`+"\n"), 0o600)
 			if at == "retval" {
-				os.Symlink(out, filepath.Join(s.Dir, storeDirName))
+				testenv.Symlink(t, out, filepath.Join(s.Dir, storeDirName))
 			} else {
 				os.Mkdir(filepath.Join(s.Dir, storeDirName), 0o700)
-				os.Symlink(target, filepath.Join(s.Dir, storeDirName, tombstoneDir))
+				testenv.Symlink(t, target, filepath.Join(s.Dir, storeDirName, tombstoneDir))
 			}
 			if _, ok := s.ReadTombstone("r"); ok {
 				t.Error("tombstone read through a symlink")

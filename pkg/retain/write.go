@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/iox"
 )
@@ -474,20 +473,19 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 		}()
 	}
 
-	dirf, err := os.Open(w.dir)
+	unlock, err := lockCommit(w.dir)
 	if err != nil {
 		return w.fallbackAfterWrite(nil, in, err)
 	}
-	defer dirf.Close()
-	if err := flock.Exclusive(dirf); err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
-	}
-	defer flock.Unlock(dirf)
+	defer unlock()
 
 	contentPath := filepath.Join(w.dir, contentName(w.id, w.comp))
 	metaPath := filepath.Join(w.dir, metaName(w.id))
 	// The same value again comes before every limit: it is a no-op.
 	if old, err := readDescriptor(metaPath); err == nil {
+		if foldedID(old.ID, w.id) {
+			return nil, Errorf(CodeConflict, "call %q of run %q needs the files of value %q, which this file system does not tell apart (it ignores case, as NTFS and APFS do): use a call id that differs in more than case", w.opts.Call, w.runID, old.ID)
+		}
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
 			return nil, w.conflict(old)
 		}

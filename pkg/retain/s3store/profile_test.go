@@ -4,9 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/testenv"
 )
 
 // clearAWSEnv unsets every AWS_ variable for the test and gives it an
@@ -144,9 +145,7 @@ func TestConfigFromProfile(t *testing.T) {
 		conf: defaultKeys,
 		setup: func(t *testing.T, home string) {
 			os.MkdirAll(filepath.Join(home, ".aws"), 0o755)
-			if err := syscall.Mkfifo(filepath.Join(home, ".aws", "credentials"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			testenv.Mkfifo(t, filepath.Join(home, ".aws", "credentials"))
 		},
 		want: Config{AccessKey: "AKFILE", SecretKey: "SKFILE"},
 	}, {

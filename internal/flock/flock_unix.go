@@ -1,8 +1,5 @@
 //go:build unix
 
-// Package flock takes flock(2) locks on open files. lockedfile (cmd/go's)
-// only blocks; gc needs a lock it can try without waiting, and retain needs
-// one on a directory's descriptor, so this is the thin layer both use.
 package flock
 
 import (
@@ -10,9 +7,6 @@ import (
 	"os"
 	"syscall"
 )
-
-// ErrBusy is returned by a non-blocking attempt on a lock somebody holds.
-var ErrBusy = errors.New("lock is held by another process")
 
 // Shared blocks until f is locked shared.
 func Shared(f *os.File) error { return lock(f, syscall.LOCK_SH) }

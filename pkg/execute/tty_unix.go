@@ -1,3 +1,5 @@
+//go:build unix
+
 package execute
 
 import (
@@ -13,6 +15,12 @@ import (
 func foregroundTTY(f *os.File) bool {
 	pgrp, err := foregroundGroup(int(f.Fd()))
 	return err == nil && pgrp == syscall.Getpgrp()
+}
+
+// giveTerminal is the command's start attributes that make its process
+// group the foreground of the terminal f, as a shell does for a job.
+func giveTerminal(f *os.File) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Foreground: true, Ctty: int(f.Fd())}
 }
 
 // takeTerminal makes retval's process group the terminal's foreground
