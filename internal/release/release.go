@@ -31,6 +31,14 @@ type target struct{ goos, goarch string }
 
 func (t target) String() string { return t.goos + "/" + t.goarch }
 
+// binName is the binary's file name on t.
+func (t target) binName() string {
+	if t.goos == "windows" {
+		return "retval.exe"
+	}
+	return "retval"
+}
+
 // releaseTargets are the platforms of a release, in the order built.
 var releaseTargets = []target{
 	{"linux", "amd64"}, {"linux", "arm64"},
@@ -203,11 +211,7 @@ func prepareOut(out string, clean bool) error {
 // buildBinary builds retval for t: static, without paths of this machine,
 // stripped, stamped with st.
 func buildBinary(ctx context.Context, dir, work string, t target, st stamp) (string, error) {
-	name := "retval"
-	if t.goos == "windows" {
-		name += ".exe"
-	}
-	bin := filepath.Join(work, t.goos+"_"+t.goarch, name)
+	bin := filepath.Join(work, t.goos+"_"+t.goarch, t.binName())
 	ldflags := "-s -w" +
 		" -X github.com/retval/retval/cmd.Version=" + st.version +
 		" -X github.com/retval/retval/cmd.Commit=" + st.commit
@@ -291,11 +295,7 @@ type entry struct {
 // archiveEntries lists an archive's files in the order written: the
 // directories they need, then each file, sorted by name.
 func archiveEntries(root string, t target, bin []byte, d *docs) []entry {
-	name := "bin/retval"
-	if t.goos == "windows" {
-		name += ".exe"
-	}
-	files := []entry{{name: name, mode: 0o755, data: bin}}
+	files := []entry{{name: "bin/" + t.binName(), mode: 0o755, data: bin}}
 	for _, f := range d.files {
 		files = append(files, entry{name: f.name, mode: 0o644, data: f.data})
 	}
@@ -460,7 +460,7 @@ func packageContents(work, bin string, d *docs) ([]nfpmContent, error) {
 		case strings.HasPrefix(f.name, "share/"):
 			err = add(f.data, "/usr/"+f.name, "", "")
 		case f.name == "README.md":
-			err = add(f.data, "/usr/share/doc/retval/README.md", "doc", "")
+			err = add(f.data, "/usr/share/doc/retval/README.md", "", "")
 		case f.name == "LICENSE":
 			if err = add(f.data, "/usr/share/doc/retval/copyright", "", "deb"); err == nil {
 				err = add(f.data, "/usr/share/licenses/retval/LICENSE", "license", "rpm")
