@@ -36,8 +36,16 @@ func goInstall(t *testing.T, dir string, env []string, args ...string) string {
 // uncommitted changes.
 func TestGoInstallFromCheckout(t *testing.T) {
 	needReleaseTest(t)
+	dir := checkout(t)
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := "in a checkout: go install ."; !strings.Contains(string(readme), line) {
+		t.Errorf("README.md does not say %q", line)
+	}
 	clone := filepath.Join(t.TempDir(), "retval")
-	if b, err := exec.Command("git", "clone", "--quiet", checkout(t), clone).CombinedOutput(); err != nil {
+	if b, err := exec.Command("git", "clone", "--quiet", dir, clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, b)
 	}
 	commit := headCommit(t, clone)
@@ -59,9 +67,9 @@ func TestGoInstallFromCheckout(t *testing.T) {
 	}
 }
 
-// TestGoInstallAtVersion: `go install github.com/retval/retval@vX`, here
-// from a module proxy on disk serving this commit as v0.99.0, gives a
-// retval that says v0.99.0.
+// TestGoInstallAtVersion: the README's `go install
+// github.com/retval/retval@latest`, here from a module proxy on disk
+// serving this commit as v0.99.0, gives a retval that says v0.99.0.
 func TestGoInstallAtVersion(t *testing.T) {
 	needReleaseTest(t)
 	const version = "v0.99.0"
@@ -100,7 +108,15 @@ func TestGoInstallAtVersion(t *testing.T) {
 		// The dependencies were checked when this machine downloaded them.
 		"GOSUMDB=off",
 	}
-	if got, want := goInstall(t, t.TempDir(), env, "github.com/retval/retval@"+version), "retval version "+version; got != want {
-		t.Errorf("go install @%s: %q, want %q", version, got, want)
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "go install github.com/retval/retval@latest"
+	if !strings.Contains(string(readme), line) {
+		t.Errorf("README.md does not say %q", line)
+	}
+	if got, want := goInstall(t, t.TempDir(), env, strings.Fields(line)[2]), "retval version "+version; got != want {
+		t.Errorf("%s, latest being %s: %q, want %q", line, version, got, want)
 	}
 }

@@ -141,6 +141,9 @@ func TestReleaseSnapshot(t *testing.T) {
 		bin := extractFile(t, filepath.Join(out, archives[i]), archiveRoot(host, st)+"/bin/"+host.binName())
 		checkVersion(t, bin, st.version, commit)
 	}
+	if host == (target{"linux", "amd64"}) {
+		checkReadmeArchiveLine(t, out, archives[slices.Index(releaseTargets, host)], st, commit)
+	}
 
 	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
 		checkDeb(t, out, st, commit)
@@ -295,6 +298,38 @@ func extractFile(t *testing.T, file, name string) string {
 		t.Fatalf("%s has no %s", filepath.Base(file), name)
 	}
 	return dst
+}
+
+// readmeArchiveLine is the README's install line for an archive.
+const readmeArchiveLine = "sha256sum --ignore-missing -c SHA256SUMS && tar -xzf retval_VERSION_linux_amd64.tar.gz"
+
+// checkReadmeArchiveLine runs the README's line where a user would have
+// downloaded SHA256SUMS and one archive, and runs what it unpacked.
+func checkReadmeArchiveLine(t *testing.T, out, archive string, st stamp, commit string) {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(checkout(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), readmeArchiveLine) {
+		t.Errorf("README.md does not say %q", readmeArchiveLine)
+	}
+	dl := t.TempDir()
+	for _, name := range []string{sumsName, archive} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dl, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("sh", "-c", strings.ReplaceAll(readmeArchiveLine, "VERSION", st.fileVersion()))
+	cmd.Dir = dl
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd.Args[2], err, b)
+	}
+	checkVersion(t, filepath.Join(dl, archiveRoot(target{"linux", "amd64"}, st), "bin", "retval"), st.version, commit)
 }
 
 // checkVersion runs bin --version: it names the version and the commit.
