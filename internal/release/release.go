@@ -525,7 +525,8 @@ func writePackages(ctx context.Context, out, work string, t target, bin string, 
 		cmd := exec.CommandContext(ctx, "go", "run", nfpm, "package", "--config", config, "--packager", packager, "--target", abs+string(filepath.Separator))
 		cmd.Dir = dir
 		// nfpm stamps every file, and the archives, with SOURCE_DATE_EPOCH.
-		cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.FormatInt(st.time.Unix(), 10), "GOFLAGS=")
+		// It runs here, whatever GOOS and GOARCH this environment sets.
+		cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.FormatInt(st.time.Unix(), 10), "GOFLAGS=", "GOOS=", "GOARCH=")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("nfpm %s for %s: %v\n%s", packager, t, err, out)
 		}

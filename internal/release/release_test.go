@@ -345,8 +345,9 @@ func checkVersion(t *testing.T, bin, version, commit string) {
 	}
 }
 
-// checkDeb unpacks the amd64 .deb as dpkg would install it and checks
-// each file's place; man, pointed at its man directory, finds the page.
+// checkDeb installs the amd64 .deb with dpkg into a scratch root and
+// checks each file's place; man, pointed at its man directory, finds the
+// page.
 func checkDeb(t *testing.T, out string, st stamp, commit string) {
 	t.Helper()
 	debs, _ := filepath.Glob(filepath.Join(out, "*_amd64.deb"))
@@ -354,8 +355,21 @@ func checkDeb(t *testing.T, out string, st stamp, commit string) {
 		t.Fatalf("amd64 .deb: %v", debs)
 	}
 	root := t.TempDir()
-	if b, err := exec.Command(needTool(t, "dpkg-deb"), "-x", debs[0], root).CombinedOutput(); err != nil {
-		t.Fatalf("dpkg-deb -x: %v\n%s", err, b)
+	admin := filepath.Join(root, "var/lib/dpkg")
+	for _, d := range []string{"info", "updates", "triggers"} {
+		if err := os.MkdirAll(filepath.Join(admin, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"status", "available"} {
+		if err := os.WriteFile(filepath.Join(admin, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dpkg := exec.Command(needTool(t, "dpkg"), "--root="+root, "--admindir="+admin, "--log=/dev/null",
+		"--force-not-root", "--force-script-chrootless", "-i", debs[0])
+	if b, err := dpkg.CombinedOutput(); err != nil {
+		t.Fatalf("dpkg -i: %v\n%s", err, b)
 	}
 	for _, f := range []string{
 		"usr/bin/retval",
