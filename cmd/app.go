@@ -18,9 +18,6 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// Version is set at build time with -ldflags "-X github.com/retval/retval/cmd.Version=…".
-var Version = "0.1.0-dev"
-
 // commands is filled by each subcommand's file.
 var commands []command
 
@@ -242,7 +239,9 @@ func newAppFor(e *env, only string) *cli.Command {
 		Usage: "keep big tool results out of an LLM agent's context",
 		// v3 would write "[command [command options]]".
 		UsageText: "retval [global options] command [command options]",
-		Version:   Version,
+		Version:   versionFlagGate,
+		// No VERSION section: --version says what the build is.
+		CustomRootCommandHelpTemplate: rootHelpTemplate,
 		Description: `retval writes a large tool result to disk once and prints a small stub
 (id, size, SHA-256, completeness, head and tail) for the model to see; the
 model then reads exactly the slices it needs.

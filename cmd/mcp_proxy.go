@@ -73,7 +73,7 @@ func runMCPServe(e *env, o *mcpOptions, args []string) error {
 		PeekBytesSet: r.Values["peek-bytes"].Source != config.FromDefault}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return rmcp.Serve(ctx, tools, Version, e.stdin, e.stdout)
+	return rmcp.Serve(ctx, tools, buildVersion(), e.stdin, e.stdout)
 }
 
 // serverStore is the store of a long-running server: it keeps the small
