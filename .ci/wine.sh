@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cache=${HOME:?}/.cache/retval-ci
-packages=(internal/fsx pkg/retain pkg/peek pkg/expand pkg/gc pkg/execute)
+packages=(internal/flock internal/fsx pkg/retain pkg/peek pkg/expand pkg/gc pkg/execute)
 
 # quietly WHAT CMD ARGS... runs CMD with its output held back; if CMD
 # fails, it prints that output whole and exits with CMD's status.
