@@ -50,7 +50,8 @@ func ExclusiveSlot(f *os.File, slot int) error {
 func UnlockSlot(f *os.File, slot int) error {
 	off := offset(slot)
 	err := windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &off)
-	if err != nil && !errors.Is(err, windows.ERROR_NOT_LOCKED) {
+	// Not held: Windows says ERROR_NOT_LOCKED, Wine ERROR_LOCK_VIOLATION.
+	if err != nil && !errors.Is(err, windows.ERROR_NOT_LOCKED) && !errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
 		return &os.PathError{Op: "UnlockFileEx", Path: f.Name(), Err: err}
 	}
 	return nil

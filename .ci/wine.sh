@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Runs the tests of the store (pkg/retain and the file layer under it,
+# internal/fsx), peek, resolve and expand (pkg/expand), gc and exec
+# (pkg/execute) built for windows/amd64, under Wine. Installs what it
+# needs (Debian packages) when missing and keeps the Wine prefix under
+# $HOME/.cache/retval-ci. Quiet unless something fails: one line per
+# package, as go test prints.
+#
+# Wine is not Windows: what a test needs of Windows that Wine lacks skips
+# there and says so (testenv.SkipUnderWine: POSIX rename semantics,
+# symlinks, atomic appends by concurrent writers). Two gaps of Debian 12's
+# Wine 8 are bridged here, for the test binaries only:
+#   - Go (1.24 and later) needs ProcessPrng from bcryptprimitives.dll, which
+#     Wine 8 does not have: a DLL that forwards it to advapi32's
+#     SystemFunction036 (RtlGenRandom, the same contract) stands in.
+#   - Go deletes a file with FileDispositionInformationEx (POSIX
+#     semantics), falling back to the older call where a system says it
+#     lacks it; Wine 8 says so with a status Go does not expect
+#     (STATUS_NOT_IMPLEMENTED), so every delete failed. An overlay of the
+#     standard library's at_windows.go adds that status to the fallback.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cache=${HOME:?}/.cache/retval-ci
+packages=(internal/flock internal/fsx pkg/retain pkg/peek pkg/expand pkg/gc pkg/execute)
+
+# quietly WHAT CMD ARGS... runs CMD with its output held back; if CMD
+# fails, it prints that output whole and exits with CMD's status.
+quietly() {
+  local what=$1 log status=0
+  shift
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 || status=$?
+  if ((status != 0)); then
+    echo "ci: $what failed (exit $status):" >&2
+    cat "$log" >&2
+    rm -f "$log"
+    exit "$status"
+  fi
+  rm -f "$log"
+}
+
+need=()
+command -v wine >/dev/null 2>&1 || need+=(wine wine64)
+command -v x86_64-w64-mingw32-ld >/dev/null 2>&1 || need+=(binutils-mingw-w64-x86-64)
+if ((${#need[@]})); then
+  as_root=()
+  [[ $(id -u) == 0 ]] || as_root=(sudo)
+  quietly "apt-get update" "${as_root[@]}" apt-get update -q
+  quietly "apt-get install ${need[*]}" "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree=;mshtml="
+version=$(wine --version)
+export WINEPREFIX=$cache/wine-prefix-${version//[^A-Za-z0-9.]/-}
+mkdir -p "$cache"
+prng=$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll
+if [[ ! -f $prng ]]; then
+  quietly "wineboot" wineboot --init
+  work=$(mktemp -d)
+  printf 'LIBRARY bcryptprimitives\nEXPORTS\n  ProcessPrng = advapi32.SystemFunction036\n' >"$work/b.def"
+  : >"$work/empty.s"
+  quietly "assembling the ProcessPrng shim" x86_64-w64-mingw32-as -o "$work/empty.o" "$work/empty.s"
+  quietly "linking the ProcessPrng shim" x86_64-w64-mingw32-ld --dll -e 0 --no-seh -o "$work/bcryptprimitives.dll" "$work/empty.o" "$work/b.def"
+  cp "$work/bcryptprimitives.dll" "$prng"
+  rm -rf "$work"
+fi
+
+at=$(go env GOROOT)/src/internal/syscall/windows/at_windows.go
+overlay=$cache/wine-overlay-$(go env GOVERSION)
+mkdir -p "$overlay"
+sed 's|\tcase STATUS_INVALID_INFO_CLASS, // the operating system doesn.t support FileDispositionInformationEx|\tcase STATUS_INVALID_INFO_CLASS, NTStatus(0xC0000002), // Wine 8 answers STATUS_NOT_IMPLEMENTED|' "$at" >"$overlay/at_windows.go"
+if ! grep -q 'NTStatus(0xC0000002)' "$overlay/at_windows.go"; then
+  echo "ci: the Wine overlay no longer applies to $at (see .ci/wine.sh)" >&2
+  exit 1
+fi
+printf '{"Replace":{"%s":"%s"}}\n' "$at" "$overlay/at_windows.go" >"$overlay/overlay.json"
+
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+module=$(go list -m)
+for pkg in "${packages[@]}"; do
+  exe=$bin/$(tr / - <<<"$pkg").test.exe
+  quietly "GOOS=windows go test -c ./$pkg" env GOOS=windows GOARCH=amd64 go test -overlay "$overlay/overlay.json" -c -o "$exe" "./$pkg"
+  start=$SECONDS
+  # From the package's directory, as go test runs a test (testdata).
+  (cd "$pkg" && quietly "windows/amd64 tests of $pkg under Wine" wine "$exe" -test.short -test.timeout 15m)
+  printf 'ok  \t%s\t%ds (windows/amd64 under Wine, -short)\n' "$module/$pkg" $((SECONDS - start))
+done
