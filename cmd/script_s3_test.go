@@ -85,13 +85,14 @@ var s3Scripts = []string{
 // store's files alone.
 var s3Skip = []string{"resolve_ledger.txtar"}
 
-// TestScriptS3 runs the contract scripts again with the store on a real
-// S3-compatible server (versitygw on loopback): their output must not
-// change with the backend. Each script gets a prefix of its own in one
-// bucket. Where a script looks at what only a local store has, it says so
-// with the condition [s3].
-func TestScriptS3(t *testing.T) {
-	srv := s3test.Shared(t)
+// TestScriptS3 runs the contract scripts again with the store on object
+// storage — the in-memory fake and a real S3-compatible server (versitygw),
+// each on loopback: their output must not change with the backend. Each
+// script gets a prefix of its own in one bucket. Where a script looks at
+// what only a local store has, it says so with the condition [s3].
+func TestScriptS3(t *testing.T) { s3test.Each(t, testScriptS3) }
+
+func testScriptS3(t *testing.T, srv *s3test.Server) {
 	bucket := srv.NewBucket(t)
 	var files []string
 	for _, pat := range s3Scripts {

@@ -21,15 +21,16 @@ import (
 	"github.com/retval/retval/internal/s3test"
 )
 
-// TestCrashRetainS3 is TestCrashRetain on object storage (versitygw on
-// loopback): retain is killed with SIGKILL at random points of its write —
+// TestCrashRetainS3 is TestCrashRetain on object storage (the in-memory
+// fake, and versitygw, on loopback): retain is killed with SIGKILL at random points of its write —
 // spooling, uploading (in parts for the larger input), creating the
 // descriptor, checking — and after each kill verify finds no value that is
 // not whole (no descriptor without its content), and replay prints the
 // stub of a whole value or the text verbatim. What a kill leaves behind is
 // at most debris, which gc removes.
-func TestCrashRetainS3(t *testing.T) {
-	srv := s3test.Shared(t)
+func TestCrashRetainS3(t *testing.T) { s3test.Each(t, testCrashRetainS3) }
+
+func testCrashRetainS3(t *testing.T, srv *s3test.Server) {
 	env := append(srv.Env(), "RETVAL_STORE=s3://"+srv.NewBucket(t)+"/crash")
 	iters := 120
 	if quick() {

@@ -1,12 +1,18 @@
-// Package s3test starts a real S3-compatible server for tests: versitygw
-// with its posix backend in a temporary directory, listening on 127.0.0.1
-// on a free port. The store's S3 tests run against it, never against a
-// home-made fake, so conditional writes, ranged reads and multipart uploads
-// behave as a real gateway makes them behave.
+// Package s3test gives tests the S3-compatible servers the store's S3
+// tests run against, both of them through one helper (Each):
 //
-// The binary is found as $VERSITYGW, on $PATH, or where the CI script
-// caches it ($HOME/.cache/retval-ci/versitygw@<version>/versitygw). Without
-// it a test skips — except under CI=true, where a missing server fails it.
+//   - the in-memory fake (internal/s3fake), always there: a plain
+//     go test runs every S3 test against it, in the test's process (its
+//     API directly, which a test can wrap with faults) and over HTTP on
+//     127.0.0.1 for a retval process the test starts;
+//   - versitygw, a real gateway, with its posix backend in a temporary
+//     directory, listening on 127.0.0.1 on a free port: the check that
+//     the fake's semantics are a real server's.
+//
+// The versitygw binary is found as $VERSITYGW, on $PATH, or where the CI
+// script caches it ($HOME/.cache/retval-ci/versitygw@<version>/versitygw).
+// Without it a versitygw test skips — the only skip of an S3 test — except
+// under CI=true, where a missing server fails it.
 package s3test
 
 import (
@@ -17,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,23 +34,86 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/retval/retval/internal/s3fake"
+	"github.com/retval/retval/pkg/retain/s3store"
 )
 
 // Version is the versitygw release the tests are written against; the CI
 // script installs exactly this one.
 const Version = "v1.8.0"
 
-// Server is a running gateway. Its credentials are fixed test keys; Env
-// gives the AWS variables a client (or a retval process) needs to reach it.
+// Server is a running S3-compatible server: versitygw or the fake. Its
+// credentials are fixed test keys; Env gives the AWS variables a client
+// (or a retval process) needs to reach it.
 type Server struct {
+	Name      string // "versitygw" or "fake"
 	Endpoint  string // http://127.0.0.1:PORT
 	Region    string
 	AccessKey string
 	SecretKey string
-	Root      string // the posix backend's directory: one subdirectory per bucket
+	Root      string // versitygw's posix backend's directory: one subdirectory per bucket
 
+	fake *s3fake.Server
 	cmd  *exec.Cmd
 	done chan struct{}
+}
+
+// Each runs f as a subtest against each server: "fake", a fresh
+// in-memory server of the test's own, and "versitygw", the binary's
+// shared gateway (skipped where it is not installed, failed under
+// CI=true). A test that runs f against both is the one S3 test.
+func Each(t *testing.T, f func(t *testing.T, srv *Server)) {
+	t.Helper()
+	t.Run("fake", func(t *testing.T) { f(t, Fake(t)) })
+	t.Run("versitygw", func(t *testing.T) { f(t, Shared(t)) })
+}
+
+// Fake starts an in-memory server of the test's own, served over HTTP on
+// 127.0.0.1 as well, stopped when the test ends. Its clock is time.Now.
+func Fake(t testing.TB) *Server {
+	t.Helper()
+	fs := s3fake.NewServer(nil)
+	hs := httptest.NewServer(fs)
+	t.Cleanup(hs.Close)
+	return &Server{Name: "fake", Endpoint: hs.URL, Region: "us-east-1", AccessKey: "retvaltest", SecretKey: "retvaltestsecret", fake: fs}
+}
+
+// IsFake reports whether the server is the in-memory fake.
+func (s *Server) IsFake() bool { return s.fake != nil }
+
+// Config is how a client reaches the server.
+func (s *Server) Config() s3store.Config {
+	return s3store.Config{Endpoint: s.Endpoint, Region: s.Region, AccessKey: s.AccessKey, SecretKey: s.SecretKey, PathStyle: true}
+}
+
+// API is the API of bucket as directly as the test's process reaches it:
+// the fake's bucket in memory, or versitygw's through the AWS SDK.
+func (s *Server) API(bucket string) s3store.API {
+	if s.fake != nil {
+		if b := s.fake.Bucket(bucket); b != nil {
+			return b
+		}
+	}
+	return s.Client(bucket)
+}
+
+// Client is the API of bucket through the AWS SDK over HTTP, as a retval
+// process reaches it, whichever the server.
+func (s *Server) Client(bucket string) s3store.API { return s3store.NewClient(bucket, s.Config()) }
+
+// FakeBucket is the fake's bucket named name, nil on versitygw (or if
+// there is no such bucket).
+func (s *Server) FakeBucket(name string) *s3fake.Bucket {
+	if s.fake == nil {
+		return nil
+	}
+	return s.fake.Bucket(name)
+}
+
+// Open returns the store's Bucket for loc through API.
+func (s *Server) Open(loc s3store.Location) *s3store.Bucket {
+	return s3store.New(s.API(loc.Bucket), loc)
 }
 
 // Binary returns the versitygw binary's path, or "" when none is installed.
@@ -128,6 +198,7 @@ func start(bin, root string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
+		Name:      "versitygw",
 		Endpoint:  fmt.Sprintf("http://127.0.0.1:%d", port),
 		Region:    "us-east-1",
 		AccessKey: "retvaltest",
@@ -143,6 +214,7 @@ func start(bin, root string) (*Server, error) {
 		return nil, err
 	}
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	dieWithParent(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		logf.Close()
 		return nil, err
@@ -181,6 +253,9 @@ func start(bin, root string) (*Server, error) {
 
 // Stop kills the server and waits for it.
 func (s *Server) Stop() {
+	if s.cmd == nil {
+		return // the fake's is closed by its test's cleanup
+	}
 	if s.cmd.Process != nil {
 		s.cmd.Process.Kill()
 	}
@@ -220,6 +295,10 @@ func (s *Server) NewBucket(t testing.TB) string {
 	var b [6]byte
 	rand.Read(b[:])
 	name := "t-" + hex.EncodeToString(b[:])
+	if s.fake != nil {
+		s.fake.CreateBucket(name)
+		return name
+	}
 	c := s3.New(s3.Options{
 		Region:       s.Region,
 		BaseEndpoint: aws.String(s.Endpoint),

@@ -15,12 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retval/retval/internal/s3test"
 	"github.com/retval/retval/pkg/retain"
 )
 
 func TestMain(m *testing.M) {
 	testenv.BecomeLockHolder()
-	os.Exit(m.Run())
+	code := m.Run()
+	s3test.StopShared()
+	os.Exit(code)
 }
 
 // holdLock has another process take the lock at path (shared, as a

@@ -9,11 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/retval/retval/internal/s3test"
 	"github.com/retval/retval/pkg/retain"
+	"github.com/retval/retval/pkg/retain/s3store"
 )
 
 // gc on object storage, through the same policy code as on disk. Ages are
@@ -21,48 +19,40 @@ import (
 // ahead makes every run idle; no test waits.
 
 type s3Fixture struct {
-	s      *retain.Store
-	now    *time.Time
-	client *s3.Client
-	bucket string
+	s   *retain.Store
+	now *time.Time
+	raw *s3store.Bucket // the store's prefix, for the test's own looks
 }
 
 const s3Prefix = "fleet/runs"
 
-func newS3(t *testing.T) *s3Fixture {
+// newS3 is a store on a fresh bucket of srv, opened from its address and
+// the AWS variables as retval opens one.
+func newS3(t *testing.T, srv *s3test.Server) *s3Fixture {
 	t.Helper()
-	srv := s3test.Start(t)
 	srv.SetEnv(t)
-	bucket := srv.NewBucket(t)
+	loc := s3store.Location{Bucket: srv.NewBucket(t), Prefix: s3Prefix}
 	now := time.Now()
-	f := &s3Fixture{now: &now, bucket: bucket}
-	f.s = &retain.Store{Dir: "s3://" + bucket + "/" + s3Prefix, Now: func() time.Time { return now }}
-	f.client = s3.New(s3.Options{
-		Region: srv.Region, BaseEndpoint: aws.String(srv.Endpoint), UsePathStyle: true,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, nil
-		}),
-	})
+	f := &s3Fixture{now: &now, raw: srv.Open(loc)}
+	f.s = &retain.Store{Dir: loc.String(), Now: func() time.Time { return now }}
 	return f
 }
 
 func (f *s3Fixture) put(t *testing.T, key string, body []byte) {
 	t.Helper()
-	_, err := f.client.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(f.bucket), Key: aws.String(s3Prefix + "/" + key), Body: bytes.NewReader(body)})
-	if err != nil {
+	if _, err := f.raw.Put(context.Background(), key, body); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (f *s3Fixture) keys(t *testing.T, prefix string) []string {
 	t.Helper()
-	out, err := f.client.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(f.bucket), Prefix: aws.String(s3Prefix + "/" + prefix)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var keys []string
-	for _, o := range out.Contents {
-		keys = append(keys, strings.TrimPrefix(aws.ToString(o.Key), s3Prefix+"/"))
+	if err := f.raw.List(context.Background(), prefix, func(o s3store.Object) error {
+		keys = append(keys, o.Key)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return keys
 }
@@ -81,8 +71,10 @@ func (f *s3Fixture) valueKeys(t *testing.T, prefix string) []string {
 
 var s3Body = bytes.Repeat([]byte("a line of a tool result\n"), 1000)
 
-func TestS3CollectIdleRun(t *testing.T) {
-	f := newS3(t)
+func TestS3CollectIdleRun(t *testing.T) { s3test.Each(t, testS3CollectIdleRun) }
+
+func testS3CollectIdleRun(t *testing.T, srv *s3test.Server) {
+	f := newS3(t, srv)
 	put(t, f.s, "a", "c1", s3Body)
 	put(t, f.s, "a", "c2", s3Body[:5000])
 	put(t, f.s, "b", "c1", s3Body)
@@ -130,8 +122,10 @@ func TestS3CollectIdleRun(t *testing.T) {
 	}
 }
 
-func TestS3GraceKeepsActiveRun(t *testing.T) {
-	f := newS3(t)
+func TestS3GraceKeepsActiveRun(t *testing.T) { s3test.Each(t, testS3GraceKeepsActiveRun) }
+
+func testS3GraceKeepsActiveRun(t *testing.T, srv *s3test.Server) {
+	f := newS3(t, srv)
 	put(t, f.s, "r", "c1", s3Body)
 	*f.now = time.Now().Add(30 * time.Minute)
 	r, err := Collect(f.s, Options{MaxAge: 10 * time.Minute, Grace: time.Hour})
@@ -146,8 +140,10 @@ func TestS3GraceKeepsActiveRun(t *testing.T) {
 	}
 }
 
-func TestS3SecondGcIsBusy(t *testing.T) {
-	f := newS3(t)
+func TestS3SecondGcIsBusy(t *testing.T) { s3test.Each(t, testS3SecondGcIsBusy) }
+
+func testS3SecondGcIsBusy(t *testing.T, srv *s3test.Server) {
+	f := newS3(t, srv)
 	put(t, f.s, "r", "c1", s3Body)
 	l, err := f.s.LockCollector(true)
 	if err != nil {
@@ -175,8 +171,10 @@ func TestS3SecondGcIsBusy(t *testing.T) {
 // (the run stays, and writes to it work again once the marker goes), and
 // a marker after its commit (what is left of the run goes, and catalogue
 // no longer lists the run).
-func TestS3InterruptedCollections(t *testing.T) {
-	f := newS3(t)
+func TestS3InterruptedCollections(t *testing.T) { s3test.Each(t, testS3InterruptedCollections) }
+
+func testS3InterruptedCollections(t *testing.T, srv *s3test.Server) {
+	f := newS3(t, srv)
 	put(t, f.s, "live", "c1", s3Body)
 	put(t, f.s, "dead", "c1", s3Body)
 	f.put(t, ".retval/collecting/live", []byte("{}"))

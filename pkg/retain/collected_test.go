@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/s3test"
 )
 
 // backends runs f on a local store and on one on object storage, each
@@ -20,8 +22,10 @@ func backends(t *testing.T, f func(t *testing.T, s *Store, now *time.Time)) {
 		f(t, s, &now)
 	})
 	t.Run("s3", func(t *testing.T) {
-		s, _, now := s3Store(t)
-		f(t, s, now)
+		s3test.Each(t, func(t *testing.T, srv *s3test.Server) {
+			s, _, now := s3Store(t, srv)
+			f(t, s, now)
+		})
 	})
 }
 

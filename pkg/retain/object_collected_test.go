@@ -9,16 +9,22 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/s3test"
 )
 
 // A value opened before gc collects its run and read after: on object
 // storage its content is deleted under the reader, and the read says
 // collected — never corrupt, never part of the value.
 func TestObjectValueCollectedUnderItsReaderSaysCollected(t *testing.T) {
+	s3test.Each(t, testObjectValueCollectedUnderItsReaderSaysCollected)
+}
+
+func testObjectValueCollectedUnderItsReaderSaysCollected(t *testing.T, srv *s3test.Server) {
 	for _, comp := range compressions {
 		for _, lines := range []int{100, 60000} { // hashed whole; read by blocks
 			t.Run(fmt.Sprintf("%s/%d", comp, lines), func(t *testing.T) {
-				s, _, now := s3Store(t)
+				s, _, now := s3Store(t, srv)
 				data := toolOutput("c1", lines)
 				retainComp(t, s, "r", "c1", data, comp)
 				v, err := s.OpenValue("r", "c1")
@@ -51,7 +57,11 @@ func TestObjectValueCollectedUnderItsReaderSaysCollected(t *testing.T) {
 // there, and a key left in the run (a reader that died before taking its
 // write back) does not turn "collected" into "unknown".
 func TestObjectReadersDoNotBringACollectedRunBack(t *testing.T) {
-	s, o, now := s3Store(t)
+	s3test.Each(t, testObjectReadersDoNotBringACollectedRunBack)
+}
+
+func testObjectReadersDoNotBringACollectedRunBack(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
 	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
 		t.Fatal(err)
@@ -89,7 +99,11 @@ func TestObjectReadersDoNotBringACollectedRunBack(t *testing.T) {
 // readers' records stay, an id it never held is unknown, and one of the
 // collected generation is collected (its collected-ids record).
 func TestObjectRunWrittenAgainLosesItsTombstone(t *testing.T) {
-	s, o, now := s3Store(t)
+	s3test.Each(t, testObjectRunWrittenAgainLosesItsTombstone)
+}
+
+func testObjectRunWrittenAgainLosesItsTombstone(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "old", toolOutput("old", 100))
 	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
 		t.Fatal(err)
@@ -123,9 +137,9 @@ func TestObjectRunWrittenAgainLosesItsTombstone(t *testing.T) {
 // value "old" with it), written into again ("new"), and then given the
 // collection's tombstone back: a tombstone over a live run, newer than
 // its values.
-func tombstoneOverLiveRun(t *testing.T) (*Store, *objStore) {
+func tombstoneOverLiveRun(t *testing.T, srv *s3test.Server) (*Store, *objStore) {
 	t.Helper()
-	s, o, now := s3Store(t)
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "old", toolOutput("old", 100))
 	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
 		t.Fatal(err)
@@ -145,7 +159,11 @@ func tombstoneOverLiveRun(t *testing.T) (*Store, *objStore) {
 // does not hide that run's damage from verify: only a collection in
 // progress or a run that is gone does.
 func TestObjectVerifyReportsALiveRunUnderAStaleTombstone(t *testing.T) {
-	s, o := tombstoneOverLiveRun(t)
+	s3test.Each(t, testObjectVerifyReportsALiveRunUnderAStaleTombstone)
+}
+
+func testObjectVerifyReportsALiveRunUnderAStaleTombstone(t *testing.T, srv *s3test.Server) {
+	s, o := tombstoneOverLiveRun(t, srv)
 	if _, err := o.b.Put(o.ctx, objKey("r", "new.txt"), bytes.ToUpper(toolOutput("new", 100))); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +180,11 @@ func TestObjectVerifyReportsALiveRunUnderAStaleTombstone(t *testing.T) {
 // collection, even where an earlier collection's tombstone was left in the
 // run written again.
 func TestObjectMissingContentUnderAStaleTombstoneIsCorrupt(t *testing.T) {
-	s, o := tombstoneOverLiveRun(t)
+	s3test.Each(t, testObjectMissingContentUnderAStaleTombstoneIsCorrupt)
+}
+
+func testObjectMissingContentUnderAStaleTombstoneIsCorrupt(t *testing.T, srv *s3test.Server) {
+	s, o := tombstoneOverLiveRun(t, srv)
 	v, err := s.OpenValue("r", "new")
 	if err != nil {
 		t.Fatal(err)
@@ -182,9 +204,9 @@ func TestObjectMissingContentUnderAStaleTombstoneIsCorrupt(t *testing.T) {
 // staleTombstoneRun returns a store whose run "r" was collected (its
 // value "old" with it) and then written into again ("new") by a writer
 // that died before it removed the old tombstone.
-func staleTombstoneRun(t *testing.T) (*Store, *objStore) {
+func staleTombstoneRun(t *testing.T, srv *s3test.Server) (*Store, *objStore) {
 	t.Helper()
-	s, o, now := s3Store(t)
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "old", toolOutput("old", 100))
 	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
 		t.Fatal(err)
@@ -220,7 +242,11 @@ func staleTombstoneRun(t *testing.T) (*Store, *objStore) {
 // of an id it never held is unknown_reference, and the stale tombstone
 // goes.
 func TestObjectStaleTombstoneOfALiveRun(t *testing.T) {
-	s, o := staleTombstoneRun(t)
+	s3test.Each(t, testObjectStaleTombstoneOfALiveRun)
+}
+
+func testObjectStaleTombstoneOfALiveRun(t *testing.T, srv *s3test.Server) {
+	s, o := staleTombstoneRun(t, srv)
 	s.LogRead("r", Read{Op: OpRead, Via: "peek", Value: "new", Bytes: 10, Call: true})
 	if k := keysUnder(t, o, objKey("r", readsDir)); len(k) != 1 {
 		t.Fatalf("read records of the live run: %v, want 1", k)
@@ -234,8 +260,10 @@ func TestObjectStaleTombstoneOfALiveRun(t *testing.T) {
 }
 
 // The same, the lookup first: it too finds the tombstone stale.
-func TestObjectStaleTombstoneLookup(t *testing.T) {
-	s, _ := staleTombstoneRun(t)
+func TestObjectStaleTombstoneLookup(t *testing.T) { s3test.Each(t, testObjectStaleTombstoneLookup) }
+
+func testObjectStaleTombstoneLookup(t *testing.T, srv *s3test.Server) {
+	s, _ := staleTombstoneRun(t, srv)
 	if _, err := s.OpenValue("r", "other"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected) {
 		t.Fatalf("lookup of a value the live run never held: %v, want unknown_reference", err)
 	}
@@ -265,12 +293,16 @@ func waitServerPast(t *testing.T, o *objStore, when time.Time) {
 // answer unknown_reference for good, and the reader's write would be left
 // in it.
 func TestObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T) {
-	s, o, ri, ws, rec := idleRun(t, "old", toolOutput("old", 100))
+	s3test.Each(t, testObjectTombstoneOfARunWhoseWriterUndoesIsNotStale)
+}
+
+func testObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T, srv *s3test.Server) {
+	s, o, ri, ws, rec := idleRun(t, srv, "old", toolOutput("old", 100))
 	content, meta := "/"+objKey("r", "new.txt"), "/"+objKey("r", metaName("new"))
 	uploading, upload := make(chan struct{}), make(chan struct{})
 	undoing, undo := make(chan struct{}), make(chan struct{})
-	rec.before = func(req *http.Request) {
-		p := req.URL.Path
+	rec.before = func(req request) {
+		p := req.Path
 		switch {
 		case req.Method == http.MethodPut && strings.HasSuffix(p, content):
 			close(uploading)
@@ -325,14 +357,18 @@ func TestObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T) {
 // nothing, and does not make the collection's tombstone stale, however
 // old it gets: the collected run says collected.
 func TestObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T) {
-	s, o, ri, ws, rec := idleRun(t, "old", toolOutput("old", 100))
+	s3test.Each(t, testObjectDescriptorWithoutContentDoesNotMakeATombstoneStale)
+}
+
+func testObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T, srv *s3test.Server) {
+	s, o, ri, ws, rec := idleRun(t, srv, "old", toolOutput("old", 100))
 	content, meta := "/"+objKey("r", "new.txt"), "/"+objKey("r", metaName("new"))
 	uploading, upload := make(chan struct{}), make(chan struct{})
 	committing, commit := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	dead := false
-	rec.before = func(req *http.Request) {
-		p := req.URL.Path
+	rec.before = func(req request) {
+		p := req.Path
 		switch {
 		case req.Method == http.MethodPut && strings.HasSuffix(p, content):
 			close(uploading)
@@ -397,7 +433,11 @@ func TestObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T) 
 // answer is the whole run or collected, as locally under the run's lock:
 // never the values read before the deletions alone.
 func TestObjectValuesOfARunCollectedMeanwhile(t *testing.T) {
-	s, o, now := s3Store(t)
+	s3test.Each(t, testObjectValuesOfARunCollectedMeanwhile)
+}
+
+func testObjectValuesOfARunCollectedMeanwhile(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "a", toolOutput("a", 100))
 	retainAll(t, s, "r", "b", toolOutput("b", 100))
 	ri := idleScan(t, s, now, "r")
@@ -406,8 +446,8 @@ func TestObjectValuesOfARunCollectedMeanwhile(t *testing.T) {
 	second, collected := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	reads := 0
-	rec.before = func(req *http.Request) {
-		if req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, metaExt) {
+	rec.before = func(req request) {
+		if req.Method != http.MethodGet || !strings.HasSuffix(req.Path, metaExt) {
 			return
 		}
 		mu.Lock()
@@ -440,7 +480,11 @@ func TestObjectValuesOfARunCollectedMeanwhile(t *testing.T) {
 // A collected run that holds a key left by a reader that died before
 // taking its write back lists as collected, not as a run of no values.
 func TestObjectValuesOfACollectedRunWithAStrayKey(t *testing.T) {
-	s, o, now := s3Store(t)
+	s3test.Each(t, testObjectValuesOfACollectedRunWithAStrayKey)
+}
+
+func testObjectValuesOfACollectedRunWithAStrayKey(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "a", toolOutput("a", 100))
 	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
 		t.Fatal(err)

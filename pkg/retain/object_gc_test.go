@@ -2,18 +2,14 @@ package retain
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
+	"github.com/retval/retval/internal/s3test"
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
@@ -49,7 +45,11 @@ func setHook(t *testing.T, f func(step string, run ID)) {
 }
 
 func TestObjectCollectRunLeavesATombstone(t *testing.T) {
-	s, o, now := s3Store(t)
+	s3test.Each(t, testObjectCollectRunLeavesATombstone)
+}
+
+func testObjectCollectRunLeavesATombstone(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
 	ri := idleScan(t, s, now, "r")
 	if err := collect(t, s, ri); err != nil {
@@ -73,9 +73,13 @@ func TestObjectCollectRunLeavesATombstone(t *testing.T) {
 // and prints the input: at every step of a collection, no stub is left
 // naming a value that is not there.
 func TestObjectWriterRacingACollectionFallsBack(t *testing.T) {
+	s3test.Each(t, testObjectWriterRacingACollectionFallsBack)
+}
+
+func testObjectWriterRacingACollectionFallsBack(t *testing.T, srv *s3test.Server) {
 	for _, step := range []string{"marked", "deleted"} {
 		t.Run(step, func(t *testing.T) {
-			s, o, now := s3Store(t)
+			s, o, now := s3Store(t, srv)
 			retainAll(t, s, "r", "old", toolOutput("old", 100))
 			ri := idleScan(t, s, now, "r")
 			in := toolOutput("new", 2000)
@@ -120,8 +124,10 @@ func TestObjectWriterRacingACollectionFallsBack(t *testing.T) {
 
 // A run written to between the scan and the marker is not collected: the
 // marker goes, the run stays whole.
-func TestObjectCollectRunChanged(t *testing.T) {
-	s, o, now := s3Store(t)
+func TestObjectCollectRunChanged(t *testing.T) { s3test.Each(t, testObjectCollectRunChanged) }
+
+func testObjectCollectRunChanged(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "old", toolOutput("old", 100))
 	ri := idleScan(t, s, now, "r")
 	setHook(t, func(at string, run ID) {
@@ -144,8 +150,10 @@ func TestObjectCollectRunChanged(t *testing.T) {
 	checkRoundTrip(t, s, "r", "old", toolOutput("old", 100))
 }
 
-func TestObjectCollectorLease(t *testing.T) {
-	s, _, _ := s3Store(t)
+func TestObjectCollectorLease(t *testing.T) { s3test.Each(t, testObjectCollectorLease) }
+
+func testObjectCollectorLease(t *testing.T, srv *s3test.Server) {
+	s, _, _ := s3Store(t, srv)
 	retainAll(t, s, "r", "c", toolOutput("c", 100))
 	l, err := s.LockCollector(true)
 	if err != nil {
@@ -165,8 +173,10 @@ func TestObjectCollectorLease(t *testing.T) {
 	l2.Unlock()
 }
 
-func TestObjectTombstoneFiles(t *testing.T) {
-	s, o, _ := s3Store(t)
+func TestObjectTombstoneFiles(t *testing.T) { s3test.Each(t, testObjectTombstoneFiles) }
+
+func testObjectTombstoneFiles(t *testing.T, srv *s3test.Server) {
+	s, o, _ := s3Store(t, srv)
 	ts := Tombstone{Run: "gone", Collected: time.Unix(1e9, 0).UTC(), Values: 3, Bytes: 99}
 	if err := s.WriteTombstone(ts); err != nil {
 		t.Fatal(err)
@@ -195,21 +205,20 @@ func TestObjectTombstoneFiles(t *testing.T) {
 // A writer that died mid-upload left parts that no listing of objects
 // shows: collecting the run aborts them too.
 func TestObjectCollectRunAbortsUploads(t *testing.T) {
-	s, o, now := s3Store(t)
+	s3test.Each(t, testObjectCollectRunAbortsUploads)
+}
+
+func testObjectCollectRunAbortsUploads(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
-	raw := s3.New(s3.Options{Region: os.Getenv("AWS_REGION"), BaseEndpoint: aws.String(os.Getenv("AWS_ENDPOINT_URL_S3")), UsePathStyle: true,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY")}, nil
-		})})
-	loc := o.b.Location()
-	bucket, key := aws.String(loc.Bucket), aws.String(loc.Prefix+"/"+objKey("r", "dead.txt"))
-	if _, err := raw.CreateMultipartUpload(o.ctx, &s3.CreateMultipartUploadInput{Bucket: bucket, Key: key}); err != nil {
+	raw := o.b.API()
+	if _, err := raw.CreateUpload(o.ctx, o.b.Location().Prefix+"/"+objKey("r", "dead.txt")); err != nil {
 		t.Fatal(err)
 	}
 	if err := collect(t, s, idleScan(t, s, now, "r")); err != nil {
 		t.Fatal(err)
 	}
-	out, err := raw.ListMultipartUploads(o.ctx, &s3.ListMultipartUploadsInput{Bucket: bucket})
+	out, err := raw.ListUploads(o.ctx, s3store.ListUploadsInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +233,11 @@ func TestObjectCollectRunAbortsUploads(t *testing.T) {
 // the loop's ticks itself: a tick sent on an unbuffered channel is taken
 // only once the renewal before it has been recorded.
 func TestObjectLeaseIsRenewedWhileHeld(t *testing.T) {
-	s, o, _ := s3Store(t)
+	s3test.Each(t, testObjectLeaseIsRenewedWhileHeld)
+}
+
+func testObjectLeaseIsRenewedWhileHeld(t *testing.T, srv *s3test.Server) {
+	s, o, _ := s3Store(t, srv)
 	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
 	if err != nil {
 		t.Fatal(err)
@@ -266,9 +279,13 @@ func TestObjectLeaseIsRenewedWhileHeld(t *testing.T) {
 // it next. No stub may name it then: the input goes out verbatim, as for a
 // new value (TestObjectWriterRacingACollectionFallsBack).
 func TestObjectRetainAgainRacingACollectionFallsBack(t *testing.T) {
+	s3test.Each(t, testObjectRetainAgainRacingACollectionFallsBack)
+}
+
+func testObjectRetainAgainRacingACollectionFallsBack(t *testing.T, srv *s3test.Server) {
 	for _, step := range []string{"marked", "committed"} {
 		t.Run(step, func(t *testing.T) {
-			s, _, now := s3Store(t)
+			s, _, now := s3Store(t, srv)
 			in := toolOutput("old", 2000)
 			retainAll(t, s, "r", "old", in)
 			ri := idleScan(t, s, now, "r")
@@ -313,9 +330,9 @@ func TestObjectRetainAgainRacingACollectionFallsBack(t *testing.T) {
 // planned for collection (ri), with a second store on the same bucket
 // whose requests rec sees: the writer or reader a race test drives
 // against the collection.
-func idleRun(t *testing.T, call string, in []byte) (s *Store, o *objStore, ri *RunInfo, ws *Store, rec *recorder) {
+func idleRun(t *testing.T, srv *s3test.Server, call string, in []byte) (s *Store, o *objStore, ri *RunInfo, ws *Store, rec *recorder) {
 	t.Helper()
-	s, o, now := s3Store(t)
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", call, in)
 	ri = idleScan(t, s, now, "r")
 	rec = &recorder{}
@@ -324,12 +341,8 @@ func idleRun(t *testing.T, call string, in []byte) (s *Store, o *objStore, ri *R
 
 func recordedStore(t *testing.T, o *objStore, rec *recorder) *Store {
 	t.Helper()
-	c, err := s3store.ConfigFromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.HTTPClient = &http.Client{Transport: rec}
-	return OpenBucket(s3store.Open(o.b.Location(), c))
+	loc := o.b.Location()
+	return OpenBucket(s3store.New(rec.wrap(o.b.API(), loc.Bucket), loc))
 }
 
 // A writer's checks after its commit are answered in an order of the
@@ -339,15 +352,19 @@ func recordedStore(t *testing.T, o *objStore, rec *recorder) *Store {
 // asked only once the marker is known to be absent: a collection that
 // began before has then finished, and what it deletes is gone already.
 func TestObjectWriterAsksForTheMarkerBeforeItsContent(t *testing.T) {
-	s, _, ri, ws, rec := idleRun(t, "old", toolOutput("old", 100))
+	s3test.Each(t, testObjectWriterAsksForTheMarkerBeforeItsContent)
+}
+
+func testObjectWriterAsksForTheMarkerBeforeItsContent(t *testing.T, srv *s3test.Server) {
+	s, _, ri, ws, rec := idleRun(t, srv, "old", toolOutput("old", 100))
 	content, meta, marker := "/"+objKey("r", "new.txt"), "/"+objKey("r", metaName("new")), "/"+collectingKey("r")
 	uploading, upload := make(chan struct{}), make(chan struct{})
 	markerAsked, collected := make(chan struct{}), make(chan struct{})
 	contentAsked, contentSeen := make(chan struct{}), make(chan struct{})
 	var committed bool // set and read on the writer's requests, one after another until its checks
 	var mu sync.Mutex
-	rec.before = func(req *http.Request) {
-		p := req.URL.Path
+	rec.before = func(req request) {
+		p := req.Path
 		switch {
 		case req.Method == http.MethodPut && strings.HasSuffix(p, content):
 			close(uploading)
@@ -420,7 +437,11 @@ func TestObjectWriterAsksForTheMarkerBeforeItsContent(t *testing.T) {
 // collection (a marker it finds is taken over as one a stopped gc left),
 // and without it a writer could commit into a run that gc is deleting.
 func TestObjectCollectorPastItsLeaseLeavesTheMarker(t *testing.T) {
-	s, o, now := s3Store(t)
+	s3test.Each(t, testObjectCollectorPastItsLeaseLeavesTheMarker)
+}
+
+func testObjectCollectorPastItsLeaseLeavesTheMarker(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "old", toolOutput("old", 100))
 	ri := idleScan(t, s, now, "r")
 	theirs := []byte(`{"run":"r","holder":"the gc that holds the lease now"}` + "\n")
@@ -454,8 +475,12 @@ func TestObjectCollectorPastItsLeaseLeavesTheMarker(t *testing.T) {
 // the lease over. The clock is the test's: the renewal's answer takes
 // most of the TTL to come back.
 func TestObjectLeaseCountsFromTheRenewalSent(t *testing.T) {
+	s3test.Each(t, testObjectLeaseCountsFromTheRenewalSent)
+}
+
+func testObjectLeaseCountsFromTheRenewalSent(t *testing.T, srv *s3test.Server) {
 	rec := &recorder{}
-	s, _ := objectStore(t, rec)
+	s, _ := objectStore(t, srv, rec)
 	o := s.obj
 	var mu sync.Mutex
 	clock := time.Now()
@@ -493,12 +518,16 @@ func TestObjectLeaseCountsFromTheRenewalSent(t *testing.T) {
 // retain writes the run's activity first (locally it touches the run
 // under its lock).
 func TestObjectRetainAgainBeforeACollectionStopsIt(t *testing.T) {
+	s3test.Each(t, testObjectRetainAgainBeforeACollectionStopsIt)
+}
+
+func testObjectRetainAgainBeforeACollectionStopsIt(t *testing.T, srv *s3test.Server) {
 	in := toolOutput("old", 2000)
-	s, _, ri, ws, rec := idleRun(t, "old", in)
+	s, _, ri, ws, rec := idleRun(t, srv, "old", in)
 	content := "/" + objKey("r", "old.txt")
 	asking, ask := make(chan struct{}), make(chan struct{})
-	rec.before = func(req *http.Request) {
-		if req.Method == http.MethodHead && strings.HasSuffix(req.URL.Path, content) {
+	rec.before = func(req request) {
+		if req.Method == http.MethodHead && strings.HasSuffix(req.Path, content) {
 			close(asking)
 			<-ask
 		}
@@ -561,12 +590,16 @@ func retainInBackground(s *Store, call string, in []byte) *background {
 // verbatim, and the warning says the run was collected, not that an
 // object was missing.
 func TestObjectRetainAgainAfterACollectionSaysCollected(t *testing.T) {
+	s3test.Each(t, testObjectRetainAgainAfterACollectionSaysCollected)
+}
+
+func testObjectRetainAgainAfterACollectionSaysCollected(t *testing.T, srv *s3test.Server) {
 	in := toolOutput("old", 2000)
-	s, o, ri, ws, rec := idleRun(t, "old", in)
+	s, o, ri, ws, rec := idleRun(t, srv, "old", in)
 	stamp := "/" + objKey("r", activityName)
 	var once sync.Once
-	rec.before = func(req *http.Request) {
-		if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, stamp) {
+	rec.before = func(req request) {
+		if req.Method == http.MethodPut && strings.HasSuffix(req.Path, stamp) {
 			once.Do(func() {
 				if err := collect(t, s, ri); err != nil {
 					t.Errorf("collect: %v", err)

@@ -3,14 +3,18 @@ package retain
 import (
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/s3test"
 )
 
 // Object storage has no run locks (gc holds a lease instead), so the
 // analogue of a symlinked .lock, an object under a run's .lock key that
 // retval never writes there, locks nothing and refuses nothing: the run
 // is listed, verified and collected like any other.
-func TestObjectLockKeyIsInert(t *testing.T) {
-	s, o, now := s3Store(t)
+func TestObjectLockKeyIsInert(t *testing.T) { s3test.Each(t, testObjectLockKeyIsInert) }
+
+func testObjectLockKeyIsInert(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
 	if _, err := o.b.Put(o.ctx, objKey("r", lockName), []byte("not a lock")); err != nil {
 		t.Fatal(err)

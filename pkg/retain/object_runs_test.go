@@ -11,12 +11,12 @@ import (
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
-// s3Store is a store on a fresh bucket of a gateway of the test's own,
-// with a clock the test sets (ages are judged against the server's
-// Last-Modified, so a clock hours ahead makes every run idle).
-func s3Store(t *testing.T) (*Store, *objStore, *time.Time) {
+// s3Store is a store on a fresh bucket of srv, opened from its address
+// and the AWS variables as retval opens one, with a clock the test sets
+// (ages are judged against the server's Last-Modified, so a clock hours
+// ahead makes every run idle).
+func s3Store(t *testing.T, srv *s3test.Server) (*Store, *objStore, *time.Time) {
 	t.Helper()
-	srv := s3test.Start(t)
 	srv.SetEnv(t)
 	now := time.Now()
 	s := &Store{Dir: "s3://" + srv.NewBucket(t) + "/fleet/runs", Now: func() time.Time { return now }}
@@ -44,8 +44,10 @@ func keysUnder(t *testing.T, o *objStore, prefix string) []string {
 	return out
 }
 
-func TestObjectRunsCountByTheOneRule(t *testing.T) {
-	s, o, now := s3Store(t)
+func TestObjectRunsCountByTheOneRule(t *testing.T) { s3test.Each(t, testObjectRunsCountByTheOneRule) }
+
+func testObjectRunsCountByTheOneRule(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	a1 := toolOutput("a1", 100)
 	retainAll(t, s, "a", "c1", a1)
 	retainComp(t, s, "a", "c2", toolOutput("a2", 60000), "zstd")
@@ -106,7 +108,11 @@ func TestObjectRunsCountByTheOneRule(t *testing.T) {
 }
 
 func TestObjectRunsDirMissingOnAnEmptyPrefix(t *testing.T) {
-	s, _, _ := s3Store(t)
+	s3test.Each(t, testObjectRunsDirMissingOnAnEmptyPrefix)
+}
+
+func testObjectRunsDirMissingOnAnEmptyPrefix(t *testing.T, srv *s3test.Server) {
+	s, _, _ := s3Store(t, srv)
 	if missing, err := s.RunsDirMissing(); err != nil || !missing {
 		t.Fatalf("RunsDirMissing = %v, %v; want true", missing, err)
 	}
@@ -115,8 +121,10 @@ func TestObjectRunsDirMissingOnAnEmptyPrefix(t *testing.T) {
 	}
 }
 
-func TestObjectVerify(t *testing.T) {
-	s, o, now := s3Store(t)
+func TestObjectVerify(t *testing.T) { s3test.Each(t, testObjectVerify) }
+
+func testObjectVerify(t *testing.T, srv *s3test.Server) {
+	s, o, now := s3Store(t, srv)
 	retainAll(t, s, "r", "ok", toolOutput("ok", 100))
 	bad := toolOutput("bad", 100)
 	retainAll(t, s, "r", "bad", bad)
@@ -182,8 +190,10 @@ func TestObjectVerify(t *testing.T) {
 
 // verify checks the read log on object storage as locally: an object
 // under .reads/ that is not one record is a corrupt read log, named.
-func TestObjectVerifyChecksTheReadLog(t *testing.T) {
-	s, o, _ := s3Store(t)
+func TestObjectVerifyChecksTheReadLog(t *testing.T) { s3test.Each(t, testObjectVerifyChecksTheReadLog) }
+
+func testObjectVerifyChecksTheReadLog(t *testing.T, srv *s3test.Server) {
+	s, o, _ := s3Store(t, srv)
 	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
 	s.LogRead("r", Read{Op: OpRead, Via: "peek", Value: "c1", Bytes: 10, Call: true})
 	if rep, err := s.Verify(VerifyOptions{}); err != nil || !rep.OK() {
@@ -211,8 +221,12 @@ func TestObjectVerifyChecksTheReadLog(t *testing.T) {
 // is not one: verify must not have the user delete what a failed request
 // did not show, and stats must not count it out silently.
 func TestObjectReadLogRecordNotFetchedIsIOError(t *testing.T) {
+	s3test.Each(t, testObjectReadLogRecordNotFetchedIsIOError)
+}
+
+func testObjectReadLogRecordNotFetchedIsIOError(t *testing.T, srv *s3test.Server) {
 	rec := &recorder{}
-	s, _ := objectStore(t, rec)
+	s, _ := objectStore(t, srv, rec)
 	retainAll(t, s, "r", "c1", toolOutput("c1", 100))
 	s.LogRead("r", Read{Op: OpRead, Via: "peek", Value: "c1", Bytes: 10, Call: true})
 	rec.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retval/retval/internal/s3fake"
 	"github.com/retval/retval/internal/s3test"
 	"github.com/retval/retval/pkg/retain/s3store"
 )
@@ -23,36 +24,88 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// recorder is an HTTP transport that counts the requests a store sends,
-// and may fail or act on chosen ones.
+// recorder wraps a store's bucket API: it records the calls the store
+// makes, as the HTTP requests S3 would get, and may fail or act on chosen
+// ones.
 type recorder struct {
 	mu   sync.Mutex
-	reqs []string // "METHOD key"
-	// fail, when it returns true for a request, fails it before it is sent.
+	reqs []string // "METHOD /BUCKET/KEY"
+	// fail, when it returns true for a request, fails it before it
+	// reaches the bucket: the server refuses it (503 SlowDown), so the
+	// caller knows nothing was made.
 	fail func(method, key string) bool
-	// after runs once a request has been answered.
+	// after runs once a request has been answered (status 200, or the
+	// error's; 0 for a connection's error).
 	after func(method, key string, status int)
 	// before runs before a request is sent.
-	before func(req *http.Request)
+	before func(req request)
 }
 
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	key := req.URL.Path
-	r.mu.Lock()
-	r.reqs = append(r.reqs, req.Method+" "+key)
-	fail := r.fail
-	r.mu.Unlock()
-	if fail != nil && fail(req.Method, key) {
-		return nil, fmt.Errorf("injected failure of %s %s", req.Method, key)
+// request is a call of the bucket's API as the HTTP request S3 would get.
+type request struct {
+	Method string // GET, PUT, HEAD, DELETE, POST
+	Path   string // /BUCKET/KEY; /BUCKET for a call of the bucket
+	Range  string // a ranged GET's Range header
+	Part   int32  // an UploadPart's number
+}
+
+// asRequest is c as the request an S3 client sends for it.
+func asRequest(bucket string, c s3fake.Call) request {
+	r := request{Path: "/" + bucket + "/" + c.Key, Part: c.Part}
+	if c.Range != nil {
+		r.Range = c.Range.Header()
 	}
-	if r.before != nil {
-		r.before(req)
+	switch c.Op {
+	case s3fake.OpPut, s3fake.OpUploadPart:
+		r.Method = http.MethodPut
+	case s3fake.OpGet:
+		r.Method = http.MethodGet
+	case s3fake.OpHead:
+		r.Method = http.MethodHead
+	case s3fake.OpDelete, s3fake.OpAbortUpload:
+		r.Method = http.MethodDelete
+	case s3fake.OpCreateUpload, s3fake.OpCompleteUpload:
+		r.Method = http.MethodPost
+	case s3fake.OpList, s3fake.OpListUploads:
+		r.Method, r.Path = http.MethodGet, "/"+bucket
+	case s3fake.OpDeleteObjects:
+		r.Method, r.Path = http.MethodPost, "/"+bucket
+	case s3fake.OpNow:
+		r.Method, r.Path = http.MethodHead, "/"+bucket
 	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err == nil && r.after != nil {
-		r.after(req.Method, key, resp.StatusCode)
-	}
-	return resp, err
+	return r
+}
+
+// wrap returns api, the API of bucket, with its calls going through r.
+func (r *recorder) wrap(api s3store.API, bucket string) s3store.API {
+	f := s3fake.Wrap(api)
+	f.On(func(c s3fake.Call) bool {
+		req := asRequest(bucket, c)
+		r.mu.Lock()
+		r.reqs = append(r.reqs, req.Method+" "+req.Path)
+		fail := r.fail
+		r.mu.Unlock()
+		return fail != nil && fail(req.Method, req.Path)
+	}, s3fake.SlowDown())
+	f.On(nil, s3fake.Hook(func(c s3fake.Call) {
+		if r.before != nil {
+			r.before(asRequest(bucket, c))
+		}
+	}, func(c s3fake.Call, err error) {
+		if r.after == nil {
+			return
+		}
+		status := http.StatusOK
+		var se *s3store.StatusError
+		if errors.As(err, &se) {
+			status = se.Status
+		} else if err != nil {
+			status = 0
+		}
+		req := asRequest(bucket, c)
+		r.after(req.Method, req.Path, status)
+	}))
+	return f
 }
 
 func (r *recorder) take() []string {
@@ -63,19 +116,17 @@ func (r *recorder) take() []string {
 	return out
 }
 
-// objectStore returns a Store on a fresh bucket of the shared test server,
-// whose requests go through rec, and a Bucket on the same prefix for the
-// test's own looks.
-func objectStore(t *testing.T, rec *recorder) (*Store, *s3store.Bucket) {
+// objectStore returns a Store on a fresh bucket of srv, whose calls go
+// through rec, and a Bucket on the same prefix for the test's own looks.
+func objectStore(t *testing.T, srv *s3test.Server, rec *recorder) (*Store, *s3store.Bucket) {
 	t.Helper()
-	srv := s3test.Shared(t)
 	loc := s3store.Location{Bucket: srv.NewBucket(t), Prefix: "fleet"}
-	c := s3store.Config{Endpoint: srv.Endpoint, Region: srv.Region, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, PathStyle: true}
-	raw := s3store.Open(loc, c)
+	api := srv.API(loc.Bucket)
+	raw := s3store.New(api, loc)
 	if rec != nil {
-		c.HTTPClient = &http.Client{Transport: rec}
+		api = rec.wrap(api, loc.Bucket)
 	}
-	b := s3store.Open(loc, c)
+	b := s3store.New(api, loc)
 	b.PartSize = 5 << 20
 	return OpenBucket(b), raw
 }
@@ -102,11 +153,13 @@ func numbered(n int) []byte {
 
 // A large value goes up in parts and reads back through a few ranged
 // GETs: the end of it costs a handful of requests, never the whole object.
-func TestObjectLargeValue(t *testing.T) {
+func TestObjectLargeValue(t *testing.T) { s3test.Each(t, testObjectLargeValue) }
+
+func testObjectLargeValue(t *testing.T, srv *s3test.Server) {
 	for _, comp := range []string{"none", "zstd"} {
 		t.Run(comp, func(t *testing.T) {
 			rec := &recorder{}
-			s, _ := objectStore(t, rec)
+			s, _ := objectStore(t, srv, rec)
 			in := numbered(400000) // about 13 MiB: three parts
 			var out bytes.Buffer
 			res, err := s.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "big", Compress: comp,
@@ -144,11 +197,13 @@ func TestObjectLargeValue(t *testing.T) {
 
 // A failed upload prints the bytes verbatim, like a full disk, and leaves
 // no committed descriptor and no content.
-func TestObjectUploadFails(t *testing.T) {
+func TestObjectUploadFails(t *testing.T) { s3test.Each(t, testObjectUploadFails) }
+
+func testObjectUploadFails(t *testing.T, srv *s3test.Server) {
 	for _, what := range []string{".meta.json", ".txt", ".lines", "partNumber=2"} {
 		t.Run(what, func(t *testing.T) {
 			rec := &recorder{}
-			s, raw := objectStore(t, rec)
+			s, raw := objectStore(t, srv, rec)
 			rec.fail = func(method, key string) bool {
 				return method == http.MethodPut && strings.Contains(key, what)
 			}
@@ -190,11 +245,13 @@ func TestObjectUploadFails(t *testing.T) {
 // A writer that finds gc's marker — before it commits, or after, while it
 // checks — prints the input verbatim and takes its descriptor back, so no
 // stub names a value a collection may be deleting.
-func TestObjectWriterSeesCollection(t *testing.T) {
+func TestObjectWriterSeesCollection(t *testing.T) { s3test.Each(t, testObjectWriterSeesCollection) }
+
+func testObjectWriterSeesCollection(t *testing.T, srv *s3test.Server) {
 	in := numbered(3000)
 	opts := RetainOptions{Run: "r", Call: "c1"}
 	t.Run("before", func(t *testing.T) {
-		s, raw := objectStore(t, nil)
+		s, raw := objectStore(t, srv, nil)
 		if _, err := raw.Put(context.Background(), collectingKey("r"), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +266,7 @@ func TestObjectWriterSeesCollection(t *testing.T) {
 	})
 	t.Run("after", func(t *testing.T) {
 		rec := &recorder{}
-		s, raw := objectStore(t, rec)
+		s, raw := objectStore(t, srv, rec)
 		var once sync.Once
 		rec.after = func(method, key string, status int) {
 			if method == http.MethodPut && strings.HasSuffix(key, ".meta.json") && status == http.StatusOK {
@@ -238,8 +295,10 @@ func TestObjectWriterSeesCollection(t *testing.T) {
 // machines would be): with the same bytes every one shows the stub, with
 // other bytes exactly one wins and the others conflict; nothing else is
 // left in the run.
-func TestObjectRacingWriters(t *testing.T) {
-	s0, raw := objectStore(t, nil)
+func TestObjectRacingWriters(t *testing.T) { s3test.Each(t, testObjectRacingWriters) }
+
+func testObjectRacingWriters(t *testing.T, srv *s3test.Server) {
+	s0, raw := objectStore(t, srv, nil)
 	// A loser waits for the winner's descriptor until the winner has
 	// committed it, not for a time a loaded machine could overrun.
 	committed := make(chan struct{})
@@ -304,11 +363,13 @@ func TestObjectRacingWriters(t *testing.T) {
 
 // The spool file of a retain to object storage is unlinked as soon as it is
 // made: a writer killed at any point leaves nothing in $TMPDIR.
-func TestObjectSpoolUnlinked(t *testing.T) {
+func TestObjectSpoolUnlinked(t *testing.T) { s3test.Each(t, testObjectSpoolUnlinked) }
+
+func testObjectSpoolUnlinked(t *testing.T, srv *s3test.Server) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	rec := &recorder{}
-	s, _ := objectStore(t, rec)
+	s, _ := objectStore(t, srv, rec)
 	var seen []string
 	rec.fail = func(method, key string) bool {
 		if method == http.MethodPut && strings.HasSuffix(key, ".meta.json") {
@@ -333,9 +394,11 @@ func TestObjectSpoolUnlinked(t *testing.T) {
 // alone on the wire. (The GET waits, up to a minute, for another to be
 // sent beside it; a reader that fetched one window at a time would make
 // it wait that long, and fail.)
-func TestObjectReadAhead(t *testing.T) {
+func TestObjectReadAhead(t *testing.T) { s3test.Each(t, testObjectReadAhead) }
+
+func testObjectReadAhead(t *testing.T, srv *s3test.Server) {
 	rec := &recorder{}
-	s, _ := objectStore(t, rec)
+	s, _ := objectStore(t, srv, rec)
 	in := numbered(300000) // about 10 MiB: ten windows
 	var out bytes.Buffer
 	if _, err := s.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "big",
@@ -346,9 +409,9 @@ func TestObjectReadAhead(t *testing.T) {
 	inFlight := 0
 	beside := make(chan struct{})
 	var once sync.Once
-	rec.before = func(req *http.Request) {
-		rng := req.Header.Get("Range")
-		if req.Method != http.MethodGet || !strings.HasPrefix(rng, "bytes=") || !strings.HasSuffix(req.URL.Path, "big.txt") {
+	rec.before = func(req request) {
+		rng := req.Range
+		if req.Method != http.MethodGet || !strings.HasPrefix(rng, "bytes=") || !strings.HasSuffix(req.Path, "big.txt") {
 			return
 		}
 		mu.Lock()
@@ -383,8 +446,10 @@ func TestObjectReadAhead(t *testing.T) {
 // size is uploaded again, and when this retain stores another
 // representation the descriptor names it and the damaged content goes —
 // nothing is left that names no value.
-func TestObjectRetainAgainRestores(t *testing.T) {
-	s, raw := objectStore(t, nil)
+func TestObjectRetainAgainRestores(t *testing.T) { s3test.Each(t, testObjectRetainAgainRestores) }
+
+func testObjectRetainAgainRestores(t *testing.T, srv *s3test.Server) {
+	s, raw := objectStore(t, srv, nil)
 	in := numbered(3000)
 	opts := RetainOptions{Run: "r", Call: "c1"}
 	var out bytes.Buffer

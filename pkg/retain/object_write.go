@@ -1,6 +1,7 @@
 package retain
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -84,11 +85,25 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 	}
 	etag, err := o.b.Create(o.ctx, metaKey, body)
 	if errors.Is(err, s3store.ErrExists) {
-		o.b.Delete(o.ctx, mine...)
-		return w.objRaced(d, in)
+		// Another writer's descriptor — or this one's, whose answer was
+		// lost and which the client's retry found there: the very bytes
+		// sent name this content, which is then committed, not deleted.
+		if got, ob, gerr := o.b.Get(o.ctx, metaKey, MaxDescriptorSize); gerr == nil && bytes.Equal(got, body) {
+			etag, err = ob.ETag, nil
+		} else {
+			o.b.Delete(o.ctx, mine...)
+			return w.objRaced(d, in)
+		}
 	}
-	if err != nil {
-		return undo(err)
+	var refused *s3store.StatusError
+	switch {
+	case errors.As(err, &refused):
+		return undo(err) // the server answered: it made nothing
+	case err != nil:
+		// No answer: the descriptor may be there, naming this content,
+		// which is left in place (without a descriptor it is debris,
+		// which gc removes after the grace period).
+		return w.fallbackAfterWrite(nil, in, err)
 	}
 	// Committed. Before a stub names it: no gc may be collecting the run
 	// (its marker is written before it lists the run again), and the

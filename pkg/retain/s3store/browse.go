@@ -3,9 +3,6 @@ package s3store
 import (
 	"context"
 	"io"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // Prefixes calls fn for each distinct "directory" directly under prefix
@@ -13,33 +10,33 @@ import (
 // level down, as a listing with a "/" delimiter reports them, so a store
 // of many runs is listed by run without reading every key.
 func (b *Bucket) Prefixes(ctx context.Context, prefix string, fn func(string) error) error {
-	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{
-		Bucket:    aws.String(b.loc.Bucket),
-		Prefix:    aws.String(b.key(prefix)),
-		Delimiter: aws.String("/"),
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	in := ListInput{Prefix: b.key(prefix), Delimiter: "/"}
+	for {
+		page, err := b.api.ListObjects(ctx, in)
 		if err != nil {
-			return b.classify("list", prefix, err)
+			return b.classify("list", prefix, err, Cond{})
 		}
-		for _, cp := range page.CommonPrefixes {
-			if err := fn(b.unkey(aws.ToString(cp.Prefix))); err != nil {
+		for _, p := range page.Prefixes {
+			if err := fn(b.unkey(p)); err != nil {
 				return err
 			}
 		}
+		if page.Next == "" {
+			return nil
+		}
+		in.Token = page.Next
 	}
-	return nil
 }
 
 // Open streams a whole object with one GET: for a reader that goes
 // through every byte once (verify), where ranged reads would cost a
 // request per window. The caller closes the body.
 func (b *Bucket) Open(ctx context.Context, key string) (io.ReadCloser, Object, error) {
-	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key))})
+	out, err := b.api.GetObject(ctx, b.key(key), nil)
 	if err != nil {
-		return nil, Object{}, b.classify("get", key, err)
+		return nil, Object{}, b.classify("get", key, err, Cond{})
 	}
-	o := Object{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: aws.ToString(out.ETag), Modified: aws.ToTime(out.LastModified)}
+	o := out.Object
+	o.Key = key
 	return out.Body, o, nil
 }

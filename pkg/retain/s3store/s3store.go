@@ -23,10 +23,7 @@
 package s3store
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -35,15 +32,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/middleware"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // Errors callers branch on.
@@ -147,10 +135,11 @@ func firstEnv(names ...string) string {
 	return ""
 }
 
-// Bucket is a store's prefix in one bucket.
+// Bucket is a store's prefix in one bucket: the store's operations,
+// built from the calls of the bucket's API.
 type Bucket struct {
-	client *s3.Client
-	loc    Location
+	api API
+	loc Location
 	// PartSize is the size of each part of a multipart upload, and the
 	// size above which Upload uses one; memory held by an upload is at
 	// most four parts (three being sent while the next is filled).
@@ -163,33 +152,22 @@ type Bucket struct {
 // DefaultPartSize is Bucket.PartSize's default.
 const DefaultPartSize = 8 << 20
 
-// Open returns the Bucket for loc. It sends nothing until first used.
+// Open returns the Bucket for loc on the server c reaches, through the
+// AWS SDK. It sends nothing until first used.
 func Open(loc Location, c Config) *Bucket {
-	region := c.Region
-	if region == "" {
-		region = "us-east-1"
-	}
-	creds := aws.Credentials{AccessKeyID: c.AccessKey, SecretAccessKey: c.SecretKey, SessionToken: c.SessionToken, Source: "environment"}
-	opts := s3.Options{
-		Region: region,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return creds, nil
-		}),
-		UsePathStyle: c.PathStyle,
-		// Checksums are asked for explicitly where they are wanted (SHA-256
-		// of content the store already hashes); not a CRC on every call.
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-		RetryMaxAttempts:           3,
-	}
-	if c.Endpoint != "" {
-		opts.BaseEndpoint = aws.String(c.Endpoint)
-	}
-	if c.HTTPClient != nil {
-		opts.HTTPClient = c.HTTPClient
-	}
-	return &Bucket{client: s3.New(opts), loc: loc, PartSize: DefaultPartSize}
+	return New(NewClient(loc.Bucket, c), loc)
 }
+
+// New returns the Bucket for loc through api, the API of the bucket
+// loc names: the AWS SDK's (NewClient), or another implementation of
+// the same calls (an in-memory one, one that injects faults).
+func New(api API, loc Location) *Bucket {
+	return &Bucket{api: api, loc: loc, PartSize: DefaultPartSize}
+}
+
+// API is the API of the whole bucket, which Bucket's operations are
+// made of (keys outside the store's prefix included).
+func (b *Bucket) API() API { return b.api }
 
 // Location is where the bucket points.
 func (b *Bucket) Location() Location { return b.loc }
@@ -216,79 +194,60 @@ type Object struct {
 	Modified time.Time // the server's clock
 }
 
-func checksum(data []byte) *string {
-	sum := sha256.Sum256(data)
-	return aws.String(base64.StdEncoding.EncodeToString(sum[:]))
-}
-
 // Create writes data under key only if no object has that key; ErrExists
 // otherwise. The server verifies data against its SHA-256 and keeps the
 // checksum.
 func (b *Bucket) Create(ctx context.Context, key string, data []byte) (etag string, err error) {
-	return b.put(ctx, key, data, &s3.PutObjectInput{IfNoneMatch: aws.String("*")})
+	return b.put(ctx, key, data, Cond{IfNoneMatch: true})
 }
 
 // Replace writes data under key only if the object there still has etag;
 // ErrChanged otherwise (another writer got there first, or it is gone).
 func (b *Bucket) Replace(ctx context.Context, key string, data []byte, etag string) (string, error) {
-	return b.put(ctx, key, data, &s3.PutObjectInput{IfMatch: aws.String(etag)})
+	return b.put(ctx, key, data, Cond{IfMatch: etag})
 }
 
 // Put writes data under key whatever is there.
 func (b *Bucket) Put(ctx context.Context, key string, data []byte) (string, error) {
-	return b.put(ctx, key, data, &s3.PutObjectInput{})
+	return b.put(ctx, key, data, Cond{})
 }
 
-func (b *Bucket) put(ctx context.Context, key string, data []byte, in *s3.PutObjectInput) (string, error) {
-	in.Bucket = aws.String(b.loc.Bucket)
-	in.Key = aws.String(b.key(key))
-	in.Body = bytes.NewReader(data)
-	in.ContentLength = aws.Int64(int64(len(data)))
-	in.ChecksumAlgorithm = types.ChecksumAlgorithmSha256
-	in.ChecksumSHA256 = checksum(data)
-	out, err := b.client.PutObject(ctx, in)
+func (b *Bucket) put(ctx context.Context, key string, data []byte, cond Cond) (string, error) {
+	etag, err := b.api.PutObject(ctx, b.key(key), data, cond)
 	if err != nil {
-		return "", b.classify("put", key, err)
+		return "", b.classify("put", key, err, cond)
 	}
-	return aws.ToString(out.ETag), nil
+	return etag, nil
 }
 
 // classify turns the conditions the protocol branches on into sentinels
-// and keeps everything else as an error that names the key.
-func (b *Bucket) classify(op, key string, err error) error {
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) {
-		switch re.HTTPStatusCode() {
-		case http.StatusPreconditionFailed:
-			if op == "put" || op == "upload" {
-				return &Error{Op: op, Key: key, Err: preconditionErr(err)}
-			}
-			return &Error{Op: op, Key: key, Err: ErrChanged}
-		case http.StatusConflict:
-			// ConditionalRequestConflict: a concurrent conditional write
-			// to the same key; the caller lost, as with 412.
-			return &Error{Op: op, Key: key, Err: preconditionErr(err)}
-		case http.StatusNotFound:
-			var api smithy.APIError
-			if errors.As(err, &api) && api.ErrorCode() == "NoSuchBucket" {
-				return &Error{Op: op, Key: key, Err: fmt.Errorf("bucket %s does not exist (create it first)", b.loc.Bucket)}
-			}
-			return &Error{Op: op, Key: key, Err: ErrNotFound}
+// and keeps everything else as an error that names the key. cond is the
+// precondition the call set: a write whose If-Match failed found the
+// object changed, one whose If-None-Match failed found it there.
+func (b *Bucket) classify(op, key string, err error, cond Cond) error {
+	status, code := statusOf(err)
+	switch status {
+	case http.StatusPreconditionFailed, http.StatusConflict:
+		// 409 is ConditionalRequestConflict: a concurrent conditional
+		// write to the same key; the caller lost, as with 412.
+		if cond.IfNoneMatch {
+			return &Error{Op: op, Key: key, Err: ErrExists}
 		}
+		if status == http.StatusPreconditionFailed || cond.IfMatch != "" {
+			return &Error{Op: op, Key: key, Err: ErrChanged}
+		}
+	case http.StatusNotFound:
+		switch {
+		case code == "NoSuchBucket":
+			return &Error{Op: op, Key: key, Err: fmt.Errorf("bucket %s does not exist (create it first)", b.loc.Bucket)}
+		case cond.IfMatch != "":
+			// If-Match on a key that is gone: S3 answers 404, and the
+			// object has changed since it was read as surely as with 412.
+			return &Error{Op: op, Key: key, Err: ErrChanged}
+		}
+		return &Error{Op: op, Key: key, Err: ErrNotFound}
 	}
 	return &Error{Op: op, Key: key, Err: err}
-}
-
-// preconditionErr says which precondition failed; the caller's request
-// says which one it set, and the SDK keeps the request in the error.
-func preconditionErr(err error) error {
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) && re.Response != nil && re.Response.Request != nil {
-		if re.Response.Request.Header.Get("If-Match") != "" {
-			return ErrChanged
-		}
-	}
-	return ErrExists
 }
 
 // Error is an operation on one key that failed.
@@ -303,12 +262,13 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Get reads a whole object of at most max bytes (ErrTooLarge beyond).
 func (b *Bucket) Get(ctx context.Context, key string, max int64) ([]byte, Object, error) {
-	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key))})
+	out, err := b.api.GetObject(ctx, b.key(key), nil)
 	if err != nil {
-		return nil, Object{}, b.classify("get", key, err)
+		return nil, Object{}, b.classify("get", key, err, Cond{})
 	}
 	defer out.Body.Close()
-	o := Object{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: aws.ToString(out.ETag), Modified: aws.ToTime(out.LastModified)}
+	o := out.Object
+	o.Key = key
 	if o.Size > max {
 		return nil, o, &Error{Op: "get", Key: key, Err: ErrTooLarge}
 	}
@@ -328,78 +288,87 @@ func (b *Bucket) ReadAt(ctx context.Context, key string, p []byte, off int64) (i
 	if len(p) == 0 {
 		return 0, nil
 	}
-	rng := fmt.Sprintf("bytes=%d-%d", off, off+int64(len(p))-1)
-	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), Range: aws.String(rng)})
+	rng := Range{Off: off, Len: int64(len(p))}
+	out, err := b.api.GetObject(ctx, b.key(key), &rng)
 	if err != nil {
-		var re *awshttp.ResponseError
-		if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusRequestedRangeNotSatisfiable {
+		if status, _ := statusOf(err); status == http.StatusRequestedRangeNotSatisfiable {
 			return 0, io.EOF
 		}
-		return 0, b.classify("get", key, err)
+		return 0, b.classify("get", key, err, Cond{})
 	}
 	defer out.Body.Close()
 	// A server that ignored the range would send the object from its
 	// first byte: those are not the bytes asked for.
-	if cr := aws.ToString(out.ContentRange); !strings.HasPrefix(cr, fmt.Sprintf("bytes %d-", off)) {
-		return 0, &Error{Op: "get", Key: key, Err: fmt.Errorf("asked for %s, the server answered Content-Range %q", rng, cr)}
+	var first, last, total int64
+	if _, err := fmt.Sscanf(out.ContentRange, "bytes %d-%d/%d", &first, &last, &total); err != nil || first != off || last < first || last-first >= int64(len(p)) || last >= total {
+		return 0, &Error{Op: "get", Key: key, Err: fmt.Errorf("asked for %s, the server answered Content-Range %q", rng.Header(), out.ContentRange)}
 	}
-	n, err := io.ReadFull(out.Body, p)
-	if err == io.ErrUnexpectedEOF {
-		err = io.EOF
+	// The bytes the answer holds, read whole: a body that ends before
+	// them was cut off (io.ErrUnexpectedEOF), which is not the object's
+	// end.
+	n, err := io.ReadFull(out.Body, p[:last-first+1])
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return n, &Error{Op: "get", Key: key, Err: fmt.Errorf("the answer to %s ended after %d of its %d bytes: %w", rng.Header(), n, last-first+1, io.ErrUnexpectedEOF)}
+	case err != nil:
+		return n, &Error{Op: "get", Key: key, Err: err}
+	case n < len(p) && last+1 != total:
+		return n, &Error{Op: "get", Key: key, Err: fmt.Errorf("asked for %s, the server answered Content-Range %q", rng.Header(), out.ContentRange)}
+	case n < len(p):
+		return n, io.EOF // the object ends within the range
 	}
-	return n, err
+	return n, nil
 }
 
 // Stat says what the object at key is (ErrNotFound if none).
 func (b *Bucket) Stat(ctx context.Context, key string) (Object, error) {
-	out, err := b.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key))})
+	o, err := b.api.HeadObject(ctx, b.key(key))
 	if err != nil {
-		return Object{}, b.classify("head", key, err)
+		return Object{}, b.classify("head", key, err, Cond{})
 	}
-	return Object{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: aws.ToString(out.ETag), Modified: aws.ToTime(out.LastModified)}, nil
+	o.Key = key
+	return o, nil
 }
 
 // List calls fn for every object whose key starts with prefix (relative
 // to the store's prefix), in key order, one page of up to 1,000 at a time.
 func (b *Bucket) List(ctx context.Context, prefix string, fn func(Object) error) error {
-	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{
-		Bucket: aws.String(b.loc.Bucket),
-		Prefix: aws.String(b.key(prefix)),
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	in := ListInput{Prefix: b.key(prefix)}
+	for {
+		page, err := b.api.ListObjects(ctx, in)
 		if err != nil {
-			return b.classify("list", prefix, err)
+			return b.classify("list", prefix, err, Cond{})
 		}
-		for _, o := range page.Contents {
-			if err := fn(Object{Key: b.unkey(aws.ToString(o.Key)), Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag), Modified: aws.ToTime(o.LastModified)}); err != nil {
+		for _, o := range page.Objects {
+			o.Key = b.unkey(o.Key)
+			if err := fn(o); err != nil {
 				return err
 			}
 		}
+		if page.Next == "" {
+			return nil
+		}
+		in.Token = page.Next
 	}
-	return nil
 }
 
 // Delete removes keys (absent ones are not an error), 1,000 per request.
 func (b *Bucket) Delete(ctx context.Context, keys ...string) error {
 	for len(keys) > 0 {
 		n := min(len(keys), 1000)
-		batch := make([]types.ObjectIdentifier, n)
+		batch := make([]string, n)
 		for i, k := range keys[:n] {
-			batch[i] = types.ObjectIdentifier{Key: aws.String(b.key(k))}
+			batch[i] = b.key(k)
 		}
-		out, err := b.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
-			Bucket: aws.String(b.loc.Bucket),
-			Delete: &types.Delete{Objects: batch, Quiet: aws.Bool(true)},
-		})
+		failed, err := b.api.DeleteObjects(ctx, batch)
 		if err != nil {
-			return b.classify("delete", keys[0], err)
+			return b.classify("delete", keys[0], err, Cond{})
 		}
-		for _, e := range out.Errors {
-			if aws.ToString(e.Code) == "NoSuchKey" {
+		for _, e := range failed {
+			if e.Code == "NoSuchKey" {
 				continue
 			}
-			return &Error{Op: "delete", Key: b.unkey(aws.ToString(e.Key)), Err: fmt.Errorf("%s: %s", aws.ToString(e.Code), aws.ToString(e.Message))}
+			return &Error{Op: "delete", Key: b.unkey(e.Key), Err: fmt.Errorf("%s: %s", e.Code, e.Message)}
 		}
 		keys = keys[n:]
 	}
@@ -408,35 +377,19 @@ func (b *Bucket) Delete(ctx context.Context, keys ...string) error {
 
 // DeleteIf removes key only if it still has etag (ErrChanged otherwise).
 func (b *Bucket) DeleteIf(ctx context.Context, key, etag string) error {
-	_, err := b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), IfMatch: aws.String(etag)})
-	if err != nil {
-		err = b.classify("delete", key, err)
-		if errors.Is(err, ErrNotFound) {
-			return &Error{Op: "delete", Key: key, Err: ErrChanged}
-		}
-		return err
+	cond := Cond{IfMatch: etag}
+	if err := b.api.DeleteObject(ctx, b.key(key), cond); err != nil {
+		return b.classify("delete", key, err, cond)
 	}
 	return nil
 }
 
 // Now is the server's clock, read from the Date header of a HEAD of the
-// prefix: what judges a lease, so no two machines' clocks have to agree.
+// bucket: what judges a lease, so no two machines' clocks have to agree.
 func (b *Bucket) Now(ctx context.Context) (time.Time, error) {
-	out, err := b.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b.loc.Bucket)})
+	t, err := b.api.Now(ctx)
 	if err != nil {
-		return time.Time{}, b.classify("head", "", err)
-	}
-	return serverDate(out.ResultMetadata)
-}
-
-func serverDate(md middleware.Metadata) (time.Time, error) {
-	raw, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response)
-	if !ok {
-		return time.Time{}, errors.New("s3: no response to read the server's Date from")
-	}
-	t, err := http.ParseTime(raw.Header.Get("Date"))
-	if err != nil {
-		return time.Time{}, fmt.Errorf("s3: server Date %q: %w", raw.Header.Get("Date"), err)
+		return time.Time{}, b.classify("head", "", err, Cond{})
 	}
 	return t, nil
 }

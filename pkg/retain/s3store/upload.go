@@ -1,17 +1,12 @@
 package s3store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"sync"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // UploadOptions say how Upload writes.
@@ -20,6 +15,8 @@ type UploadOptions struct {
 	// (If-None-Match: * on the PUT, or on the multipart completion).
 	IfAbsent bool
 }
+
+func (o UploadOptions) cond() Cond { return Cond{IfNoneMatch: o.IfAbsent} }
 
 // Upload streams r to key: one PUT when r holds at most PartSize bytes,
 // a multipart upload otherwise, with at most four parts in memory whatever
@@ -36,11 +33,7 @@ func (b *Bucket) Upload(ctx context.Context, key string, r io.Reader, opt Upload
 	n, err := io.ReadFull(r, first)
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		in := &s3.PutObjectInput{}
-		if opt.IfAbsent {
-			in.IfNoneMatch = aws.String("*")
-		}
-		if _, err := b.put(ctx, key, first[:n], in); err != nil {
+		if _, err := b.put(ctx, key, first[:n], opt.cond()); err != nil {
 			return 0, err
 		}
 		return int64(n), nil
@@ -60,21 +53,14 @@ type part struct {
 }
 
 func (b *Bucket) multipart(ctx context.Context, key string, first []byte, r io.Reader, opt UploadOptions) (total int64, err error) {
-	created, err := b.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
-		Bucket:            aws.String(b.loc.Bucket),
-		Key:               aws.String(b.key(key)),
-		ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
-	})
+	id, err := b.api.CreateUpload(ctx, b.key(key))
 	if err != nil {
-		return 0, b.classify("upload", key, err)
+		return 0, b.classify("upload", key, err, Cond{})
 	}
-	id := created.UploadId
 	defer func() {
 		if err != nil {
 			// A fresh context: the caller's may be what was cancelled.
-			b.client.AbortMultipartUpload(context.WithoutCancel(ctx), &s3.AbortMultipartUploadInput{
-				Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), UploadId: id,
-			})
+			b.api.AbortUpload(context.WithoutCancel(ctx), b.key(key), id)
 		}
 	}()
 
@@ -92,7 +78,7 @@ func (b *Bucket) multipart(ctx context.Context, key string, first []byte, r io.R
 	}
 	var (
 		mu      sync.Mutex
-		done    []types.CompletedPart
+		done    []Part
 		sendErr error
 		wg      sync.WaitGroup
 	)
@@ -103,17 +89,10 @@ func (b *Bucket) multipart(ctx context.Context, key string, first []byte, r io.R
 				failed := sendErr != nil
 				mu.Unlock()
 				if !failed {
-					out, err := b.client.UploadPart(ctx, &s3.UploadPartInput{
-						Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), UploadId: id,
-						PartNumber:        aws.Int32(p.num),
-						Body:              bytes.NewReader(p.data),
-						ContentLength:     aws.Int64(int64(len(p.data))),
-						ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
-						ChecksumSHA256:    checksum(p.data),
-					})
+					sent, err := b.api.UploadPart(ctx, b.key(key), id, p.num, p.data)
 					mu.Lock()
 					if err == nil {
-						done = append(done, types.CompletedPart{PartNumber: aws.Int32(p.num), ETag: out.ETag, ChecksumSHA256: out.ChecksumSHA256})
+						done = append(done, sent)
 					} else if sendErr == nil {
 						sendErr = err
 						cancel()
@@ -154,26 +133,15 @@ func (b *Bucket) multipart(ctx context.Context, key string, first []byte, r io.R
 	close(full)
 	wg.Wait()
 	if sendErr != nil {
-		return 0, b.classify("upload", key, sendErr)
+		return 0, b.classify("upload", key, sendErr, Cond{})
 	}
 	// Parts finish in any order; the completion lists them in order.
-	slices.SortFunc(done, func(x, y types.CompletedPart) int { return int(aws.ToInt32(x.PartNumber) - aws.ToInt32(y.PartNumber)) })
+	slices.SortFunc(done, func(x, y Part) int { return int(x.Num - y.Num) })
 	if readErr != nil {
 		return 0, &Error{Op: "upload", Key: key, Err: readErr}
 	}
-	in := &s3.CompleteMultipartUploadInput{
-		Bucket: aws.String(b.loc.Bucket), Key: aws.String(b.key(key)), UploadId: id,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: done},
-	}
-	if opt.IfAbsent {
-		in.IfNoneMatch = aws.String("*")
-	}
-	if _, err := b.client.CompleteMultipartUpload(ctx, in); err != nil {
-		err = b.classify("upload", key, err)
-		if errors.Is(err, ErrChanged) {
-			err = &Error{Op: "upload", Key: key, Err: ErrExists}
-		}
-		return 0, err
+	if _, err := b.api.CompleteUpload(ctx, b.key(key), id, done, opt.cond()); err != nil {
+		return 0, b.classify("upload", key, err, opt.cond())
 	}
 	return total, nil
 }
@@ -183,25 +151,27 @@ func (b *Bucket) multipart(ctx context.Context, key string, first []byte, r io.R
 // on the server (and be billed) until its own expiry of incomplete uploads
 // removed them. It returns how many it aborted.
 func (b *Bucket) AbortUploads(ctx context.Context, prefix string) (int, error) {
-	p := s3.NewListMultipartUploadsPaginator(b.client, &s3.ListMultipartUploadsInput{
-		Bucket: aws.String(b.loc.Bucket),
-		Prefix: aws.String(b.key(prefix)),
-	})
+	in := ListUploadsInput{Prefix: b.key(prefix)}
 	n := 0
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	for {
+		page, err := b.api.ListUploads(ctx, in)
 		if err != nil {
-			return n, b.classify("list uploads", prefix, err)
+			return n, b.classify("list uploads", prefix, err, Cond{})
 		}
 		for _, u := range page.Uploads {
-			_, err := b.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
-				Bucket: aws.String(b.loc.Bucket), Key: u.Key, UploadId: u.UploadId,
-			})
-			if err != nil && !errors.Is(b.classify("abort", b.unkey(aws.ToString(u.Key)), err), ErrNotFound) {
-				return n, b.classify("abort", b.unkey(aws.ToString(u.Key)), err)
+			if err := b.api.AbortUpload(ctx, u.Key, u.ID); err != nil {
+				if err := b.classify("abort", b.unkey(u.Key), err, Cond{}); !errors.Is(err, ErrNotFound) {
+					return n, err
+				}
 			}
 			n++
 		}
+		if !page.Truncated {
+			return n, nil
+		}
+		if page.NextKeyMarker == in.KeyMarker && page.NextUploadIDMarker == in.UploadIDMarker {
+			return n, &Error{Op: "list uploads", Key: prefix, Err: errors.New("the server's listing of uploads does not move on")}
+		}
+		in.KeyMarker, in.UploadIDMarker = page.NextKeyMarker, page.NextUploadIDMarker
 	}
-	return n, nil
 }
