@@ -47,8 +47,7 @@ type Store struct {
 	// for the next read of them (a long-running reader: see ValueCache).
 	Cache *ValueCache
 
-	objOpen // the object backend, opened on first use
-	objGC   // gc's lease there, while held (object_gc.go)
+	be chosenBackend // the storage it lives on (backend.go)
 }
 
 // Open returns a Store for dir (a runs-dir, or s3://BUCKET/PREFIX);
@@ -138,18 +137,9 @@ func (s *Store) lookupRun(run ID) (string, error) {
 // Touch records read activity on run, at most once per hour, so gc sees a
 // run in use as not idle. Failures are ignored: a read-only store still reads.
 func (s *Store) Touch(run ID) {
-	if o, err := s.object(); err != nil || o != nil {
-		if o != nil {
-			o.touch(s, run)
-		}
-		return
+	if b, err := s.backend(); err == nil {
+		b.touch(run)
 	}
-	p := filepath.Join(s.RunDir(run), activityName)
-	now := s.now()
-	if fi, err := os.Lstat(p); err == nil && (!fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < activityEvery && fi.ModTime().Before(now.Add(time.Minute))) {
-		return // fresh, or not a file retval writes (verify reports it)
-	}
-	s.touchNow(p, now)
 }
 
 // touchNow sets the modification time of the stamp file p, creating it; it
@@ -229,13 +219,6 @@ func (s *Store) Taken(run, call string) bool {
 	if err != nil {
 		return false
 	}
-	if o, err := s.object(); err != nil || o != nil {
-		if o == nil {
-			return false
-		}
-		_, err := o.b.Stat(o.ctx, objKey(rid, metaName(id)))
-		return err == nil
-	}
-	_, err = os.Lstat(filepath.Join(s.RunDir(rid), metaName(id)))
-	return err == nil
+	b, err := s.backend()
+	return err == nil && b.taken(rid, id)
 }

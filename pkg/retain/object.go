@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/retval/retval/pkg/retain/s3store"
@@ -21,9 +21,8 @@ import (
 // in for gc's lock. docs/design.md, "Object storage", is the protocol and
 // the argument for why it loses nothing.
 //
-// Every Store operation that touches the store asks s.object() first: nil
-// is a local directory (the rest of this package), anything else is the
-// object store below.
+// objStore is the store's backend there (backend.go); its files are
+// object*.go.
 
 // S3Scheme starts a store address that names object storage.
 const S3Scheme = "s3://"
@@ -32,10 +31,14 @@ const S3Scheme = "s3://"
 // than a local runs-dir.
 func IsObjectStore(dir string) bool { return strings.HasPrefix(dir, S3Scheme) }
 
-// objStore is a store on object storage.
+// objStore is a store on object storage: the backend of a Store whose
+// address is s3://….
 type objStore struct {
+	s   *Store
 	b   *s3store.Bucket
 	ctx context.Context
+	// gcLease is gc's lease, while this store holds it (object_gc.go).
+	gcLease atomic.Pointer[objLease]
 }
 
 // objectKeys of the store's own: gc's lease and its markers.
@@ -47,7 +50,7 @@ const (
 
 // openObject parses an s3:// address and reads the credentials, region and
 // endpoint from the standard AWS variables. It sends nothing.
-func openObject(addr string) (*objStore, error) {
+func openObject(s *Store, addr string) (*objStore, error) {
 	loc, err := s3store.ParseURL(addr)
 	if err != nil {
 		return nil, Errorf(CodeUsage, "%v", err)
@@ -56,7 +59,7 @@ func openObject(addr string) (*objStore, error) {
 	if err != nil {
 		return nil, Errorf(CodeUsage, "store %s: %v", loc, err)
 	}
-	return &objStore{b: s3store.Open(loc, c), ctx: context.Background()}, nil
+	return &objStore{s: s, b: s3store.Open(loc, c), ctx: context.Background()}, nil
 }
 
 // OpenBucket returns a Store on object storage through a Bucket the
@@ -64,27 +67,8 @@ func openObject(addr string) (*objStore, error) {
 // size), where Open would read the AWS variables.
 func OpenBucket(b *s3store.Bucket) *Store {
 	s := &Store{Dir: b.Location().String()}
-	s.objOnce.Do(func() { s.obj = &objStore{b: b, ctx: context.Background()} })
+	s.be.once.Do(func() { s.be.b = &objStore{s: s, b: b, ctx: context.Background()} })
 	return s
-}
-
-// object returns the store's object backend, nil for a local runs-dir.
-// An s3:// address that could not be opened (no credentials, a bad
-// address) is its error, returned by every operation.
-func (s *Store) object() (*objStore, error) {
-	s.objOnce.Do(func() {
-		if IsObjectStore(s.Dir) {
-			s.obj, s.objErr = openObject(s.Dir)
-		}
-	})
-	return s.obj, s.objErr
-}
-
-// objOpen is the per-store state of the object backend.
-type objOpen struct {
-	objOnce sync.Once
-	obj     *objStore
-	objErr  error
 }
 
 // Keys, relative to the store's prefix.
@@ -153,7 +137,8 @@ func (o *objStore) runExists(run ID) (bool, error) {
 
 // mustExist is nil when run holds anything, else the error of a run that
 // is not there: collected when gc left a tombstone, or unknown.
-func (o *objStore) mustExist(s *Store, run ID) error {
+func (o *objStore) mustExist(run ID) error {
+	s := o.s
 	ok, err := o.runExists(run)
 	switch {
 	case err != nil:
@@ -186,10 +171,11 @@ func (o *objStore) objCommitted(run, id ID, objs map[string]s3store.Object) (*De
 
 // openValue opens value id of run: its descriptor, its content through
 // ranged GETs, its index.
-func (o *objStore) openValue(s *Store, rid ID, run, id string, vid ID, touch bool) (*Value, error) {
+func (o *objStore) openValue(rid ID, run, id string, vid ID, touch bool) (*Value, error) {
+	s := o.s
 	d, _, err := o.getDescriptor(rid, vid)
 	if errors.Is(err, s3store.ErrNotFound) {
-		return nil, o.gone(s, rid, run, s.missingValue(rid, id, vid, func() []ID { return o.nearestIDs(rid, id) }))
+		return nil, o.gone(rid, run, s.missingValue(rid, id, vid, func() []ID { return o.nearestIDs(rid, id) }))
 	}
 	if err != nil {
 		return nil, o.ioErr(err)
@@ -202,9 +188,9 @@ func (o *objStore) openValue(s *Store, rid ID, run, id string, vid ID, touch boo
 	// for each other.
 	var wg sync.WaitGroup
 	if touch {
-		wg.Go(func() { o.touch(s, rid) })
+		wg.Go(func() { o.touch(rid) })
 	}
-	v, err := o.openContent(s, rid, d)
+	v, err := o.openContent(rid, d)
 	wg.Wait()
 	if err != nil {
 		return nil, err
@@ -218,7 +204,8 @@ func (o *objStore) openValue(s *Store, rid ID, run, id string, vid ID, touch boo
 // tombstone (a collection writes it before it deletes anything, and a
 // value written into the run again removes it), the unknown run when the
 // run holds nothing, else err. typed is the run as the caller named it.
-func (o *objStore) gone(s *Store, run ID, typed string, err error) error {
+func (o *objStore) gone(run ID, typed string, err error) error {
+	s := o.s
 	if t, ok := s.ReadTombstone(run); ok {
 		return collectedError(t)
 	}
@@ -232,14 +219,14 @@ func (o *objStore) gone(s *Store, run ID, typed string, err error) error {
 // its descriptor was read: gc deletes descriptors first, so a descriptor
 // still there means the run was not collected, and the value is damaged
 // (err), whatever tombstone an earlier collection left; else as gone.
-func (o *objStore) contentGone(s *Store, run, id ID, err error) error {
+func (o *objStore) contentGone(run, id ID, err error) error {
 	if _, serr := o.b.Stat(o.ctx, objKey(run, metaName(id))); serr == nil {
 		return err
 	}
-	return o.gone(s, run, string(run), err)
+	return o.gone(run, string(run), err)
 }
 
-func (o *objStore) openContent(s *Store, run ID, d *Descriptor) (*Value, error) {
+func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
 	if d.Compression != CompressNone && d.Compression != CompressZstd {
 		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
 	}
@@ -254,7 +241,7 @@ func (o *objStore) openContent(s *Store, run ID, d *Descriptor) (*Value, error) 
 	st, err := o.b.Stat(o.ctx, key)
 	wg.Wait()
 	if errors.Is(err, s3store.ErrNotFound) {
-		return nil, o.contentGone(s, run, d.ID, Errorf(CodeCorrupt, "value %q: content %s is missing (run retval verify)", d.ID, o.where(key)))
+		return nil, o.contentGone(run, d.ID, Errorf(CodeCorrupt, "value %q: content %s is missing (run retval verify)", d.ID, o.where(key)))
 	}
 	if err != nil {
 		return nil, o.ioErr(err)
@@ -267,7 +254,7 @@ func (o *objStore) openContent(s *Store, run ID, d *Descriptor) (*Value, error) 
 	}
 	r := newObjReaderAt(o, key, st.Size)
 	// Content that disappears under a reader was deleted by gc.
-	r.gone = func(err error) error { return o.contentGone(s, run, d.ID, err) }
+	r.gone = func(err error) error { return o.contentGone(run, d.ID, err) }
 	v := &Value{Desc: *d, raw: r, blockNum: -1}
 	if d.Compression == CompressZstd {
 		zr, err := openZstd(r, d)
@@ -285,7 +272,8 @@ func (o *objStore) openContent(s *Store, run ID, d *Descriptor) (*Value, error) 
 }
 
 // touch records read activity on run at most once an hour (as Touch).
-func (o *objStore) touch(s *Store, run ID) {
+func (o *objStore) touch(run ID) {
+	s := o.s
 	key := objKey(run, activityName)
 	now := s.now()
 	if st, err := o.b.Stat(o.ctx, key); err == nil && now.Sub(st.Modified) < activityEvery && st.Modified.Before(now.Add(time.Minute)) {
@@ -376,13 +364,14 @@ func (o *objStore) nearestIDs(run ID, id string) []ID {
 }
 
 // values lists run's committed values (Values).
-func (o *objStore) values(s *Store, run ID, typed string) ([]Descriptor, error) {
+func (o *objStore) values(run ID) ([]Descriptor, error) {
+	s := o.s
 	objs, err := o.runObjects(run)
 	if err != nil {
 		return nil, o.ioErr(err)
 	}
 	if len(objs) == 0 {
-		return nil, asTyped(s.missingRun(run), typed)
+		return nil, s.missingRun(run)
 	}
 	var out []Descriptor
 	descs := 0
@@ -405,18 +394,7 @@ func (o *objStore) values(s *Store, run ID, typed string) ([]Descriptor, error) 
 			return nil, collectedError(t)
 		}
 	}
-	sortValues(out)
 	return out, nil
-}
-
-// sortValues orders descriptors oldest first, then by id.
-func sortValues(out []Descriptor) {
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.Before(out[j].Created)
-		}
-		return out[i].ID < out[j].ID
-	})
 }
 
 // readTombstone reads run's tombstone, if there is one that is not stale
@@ -431,4 +409,9 @@ func (o *objStore) readTombstone(run ID) (*Tombstone, bool) {
 		return nil, false
 	}
 	return &t, true
+}
+
+func (o *objStore) taken(run, id ID) bool {
+	_, err := o.b.Stat(o.ctx, objKey(run, metaName(id)))
+	return err == nil
 }

@@ -68,7 +68,7 @@ func testObjectReadersDoNotBringACollectedRunBack(t *testing.T, srv *s3test.Serv
 	}
 	// A late activity stamp, as a reader that read the descriptor before
 	// the collection writes it.
-	o.touch(s, "r")
+	o.touch("r")
 	if k := keysUnder(t, o, runPrefix("r")); len(k) != 0 {
 		t.Fatalf("the stamp of a late reader stayed: %v", k)
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/retval/retval/pkg/retain/s3store"
@@ -26,16 +25,10 @@ import (
 // gc renews it every third of that while it works.
 const LeaseTTL = 2 * time.Minute
 
-// objGC is the Store's state of gc on object storage: the lease it holds.
-type objGC struct {
-	gcLease atomic.Pointer[objLease]
-}
-
 // objLease is gc's lease, renewed in the background while held. Every
 // write of a collection asks check first: a lease that could not be
 // renewed in time may be another gc's by now, so the write is not made.
 type objLease struct {
-	s    *Store
 	o    *objStore
 	l    *s3store.Lease
 	stop chan struct{}
@@ -101,7 +94,7 @@ func (l *objLease) renewLoop() {
 func (l *objLease) release() {
 	close(l.stop)
 	<-l.done
-	l.s.gcLease.CompareAndSwap(l, nil)
+	l.o.gcLease.CompareAndSwap(l, nil)
 	l.l.Release(l.o.ctx)
 }
 
@@ -118,7 +111,8 @@ func leaseHolder() string {
 // lockCollector is LockCollector on object storage: the lease, taken
 // with create; without it (a dry run) nothing is written, and a lease
 // another gc holds is still ErrBusy, as the lock is locally.
-func (o *objStore) lockCollector(s *Store, create bool) (*CollectorLock, error) {
+func (o *objStore) lockCollector(create bool) (*CollectorLock, error) {
+	s := o.s
 	busy := func(holder string, until time.Time) error {
 		return Errorf(CodeBusy, "another gc is running on %s (%s holds its lease until %s); try again when it is done", s.Dir, holder, until.UTC().Format(time.RFC3339))
 	}
@@ -155,23 +149,27 @@ func (o *objStore) lockCollector(s *Store, create bool) (*CollectorLock, error) 
 	if err != nil {
 		return nil, o.ioErr(err)
 	}
-	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), renewed: sent}
+	ol := &objLease{o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), renewed: sent}
 	go ol.renewLoop()
-	s.gcLease.Store(ol)
-	return &CollectorLock{lease: ol}, nil
+	o.gcLease.Store(ol)
+	return &CollectorLock{release: ol.release}, nil
 }
 
-// unlock releases the lease (CollectorLock.Unlock).
-func (l *CollectorLock) unlockLease() {
-	if l.lease == nil {
-		return
-	}
-	l.lease.release()
-	l.lease = nil
+// objCollection is a store on object storage opened for collection: gc
+// holds its lease (or, in a dry run, nothing), and nothing else is open.
+type objCollection struct {
+	s   *Store
+	obj *objStore
 }
+
+func (o *objStore) openCollection(bool) (collection, error) {
+	return &objCollection{s: o.s, obj: o}, nil
+}
+
+func (c *objCollection) close() {}
 
 // checkLease is asked before every change a collection makes.
-func (c *Collection) checkLease() error { return c.s.gcLease.Load().check() }
+func (c *objCollection) checkLease() error { return c.obj.gcLease.Load().check() }
 
 // testHookObjCollecting, when set, runs at the named steps of a
 // collection on object storage ("marked": the marker is there, the run
@@ -188,7 +186,7 @@ func hookCollecting(step string, run ID) {
 
 // mark creates run's collection marker. One found there is a gc's that
 // stopped half-way (this gc holds the lease): it is taken over.
-func (c *Collection) mark(run ID) error {
+func (c *objCollection) mark(run ID) error {
 	o := c.obj
 	if err := c.checkLease(); err != nil {
 		return err
@@ -205,7 +203,7 @@ func (c *Collection) mark(run ID) error {
 // collection only while the lease is held: a gc past its lease leaves
 // the marker (the next gc deletes it), for the gc that holds the lease
 // now may have marked the run for a collection of its own.
-func (c *Collection) unmark(run ID) error {
+func (c *objCollection) unmark(run ID) error {
 	if err := c.checkLease(); err != nil {
 		return err
 	}
@@ -258,7 +256,7 @@ func objChanged(ri *RunInfo, objs map[string]s3store.Object) string {
 // listing to delete what appeared meanwhile, and the marker last. After
 // the commit a failure leaves the marker: the next gc finds it with its
 // tombstone and finishes the collection (Trash, EmptyTrash).
-func (c *Collection) collectRun(ri *RunInfo, t Tombstone) error {
+func (c *objCollection) collectRun(ri *RunInfo, t Tombstone) error {
 	o, run := c.obj, ri.Run
 	if err := c.mark(run); err != nil {
 		return fmt.Errorf("marking run %s for collection: %w (run left in place)", run, err)
@@ -311,7 +309,7 @@ func (c *Collection) collectRun(ri *RunInfo, t Tombstone) error {
 
 // deleteRun deletes the keys of run in objs, descriptors first, then
 // lists the run again and deletes what appeared meanwhile.
-func (c *Collection) deleteRun(run ID, objs map[string]s3store.Object) error {
+func (c *objCollection) deleteRun(run ID, objs map[string]s3store.Object) error {
 	o := c.obj
 	for pass := 0; pass < 2; pass++ {
 		var descs, rest []string
@@ -348,7 +346,7 @@ func (c *Collection) deleteRun(run ID, objs map[string]s3store.Object) error {
 // trash lists the markers an interrupted gc left (this gc holds the
 // lease, so none is a live one): a committed one with what is left of its
 // run, an uncommitted one alone.
-func (c *Collection) trash() ([]TrashEntry, error) {
+func (c *objCollection) trash() ([]TrashEntry, error) {
 	o := c.obj
 	ms, err := o.markers()
 	if err != nil {
@@ -375,7 +373,7 @@ func (c *Collection) trash() ([]TrashEntry, error) {
 // emptyTrash finishes what an interrupted gc left: a committed collection
 // is completed (what is left of the run is deleted), an uncommitted one is
 // abandoned (the run stays, to be judged again); the marker goes last.
-func (c *Collection) emptyTrash(name string) error {
+func (c *objCollection) emptyTrash(name string) error {
 	o := c.obj
 	ms, err := o.markers()
 	if err != nil {
@@ -412,9 +410,9 @@ func (c *Collection) emptyTrash(name string) error {
 // its debris goes, as for a collection: a writer whose descriptor arrives
 // for content gc is about to delete sees the marker (or, once it is gone,
 // that its content is gone) and takes its value back.
-func (c *Collection) removeDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) ([]bool, []DebrisError, error) {
+func (c *objCollection) removeDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) ([]bool, []DebrisError, error) {
 	o := c.obj
-	if err := o.mustExist(c.s, run); err != nil {
+	if err := o.mustExist(run); err != nil {
 		return nil, nil, err
 	}
 	if err := c.mark(run); err != nil {
@@ -463,7 +461,7 @@ func (c *Collection) removeDebris(run ID, entries []RunEntry, now time.Time, gra
 // Tombstones on object storage: .retval/tombstones/<run>.json, written
 // whole by one PUT.
 
-func (c *Collection) writeTombstone(t Tombstone) error { return c.obj.writeTombstone(t) }
+func (c *objCollection) writeTombstone(t Tombstone) error { return c.obj.writeTombstone(t) }
 
 func (o *objStore) writeTombstone(t Tombstone) error {
 	b, err := json.Marshal(t)

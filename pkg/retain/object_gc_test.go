@@ -237,7 +237,7 @@ func TestObjectLeaseIsRenewedWhileHeld(t *testing.T) {
 }
 
 func testObjectLeaseIsRenewedWhileHeld(t *testing.T, srv *s3test.Server) {
-	s, o, _ := s3Store(t, srv)
+	_, o, _ := s3Store(t, srv)
 	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func testObjectLeaseIsRenewedWhileHeld(t *testing.T, srv *s3test.Server) {
 	waitServerPast(t, o, first.Modified)
 	start := time.Now()
 	tick := make(chan time.Time)
-	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: start}
+	ol := &objLease{o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: start}
 	go ol.renewLoop()
 	tick <- time.Now() // the first renewal
 	tick <- time.Now() // taken once the first is recorded
@@ -451,7 +451,7 @@ func testObjectCollectorPastItsLeaseLeavesTheMarker(t *testing.T, srv *s3test.Se
 		}
 		// This gc stalled past its lease; another took it over and
 		// marked the run.
-		l := s.gcLease.Load()
+		l := o.gcLease.Load()
 		l.mu.Lock()
 		l.lost = errors.New("taken over")
 		l.mu.Unlock()
@@ -481,7 +481,7 @@ func TestObjectLeaseCountsFromTheRenewalSent(t *testing.T) {
 func testObjectLeaseCountsFromTheRenewalSent(t *testing.T, srv *s3test.Server) {
 	rec := &recorder{}
 	s, _ := objectStore(t, srv, rec)
-	o := s.obj
+	o := objectBackend(t, s)
 	var mu sync.Mutex
 	clock := time.Now()
 	leaseNow = func() time.Time {
@@ -502,7 +502,7 @@ func testObjectLeaseCountsFromTheRenewalSent(t *testing.T, srv *s3test.Server) {
 		}
 	}
 	tick := make(chan time.Time)
-	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: leaseNow()}
+	ol := &objLease{o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: leaseNow()}
 	go ol.renewLoop()
 	tick <- time.Now()
 	ol.release() // once the renewal is recorded

@@ -39,11 +39,16 @@ func (o *objStore) logRead(run ID, r Read) error {
 	return nil
 }
 
-// scanReads calls f with each record of run's read log, oldest first, and
-// bad, when set, with the key of each object that is not one record.
-func (o *objStore) scanReads(s *Store, run ID, f func(*Read), bad func(key string)) (ReadLogInfo, error) {
+func (o *objStore) scanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
+	return o.scanReadObjects(run, f, nil)
+}
+
+// scanReadObjects calls f with each record of run's read log, oldest
+// first, and bad, when set, with the key of each object that is not one
+// record.
+func (o *objStore) scanReadObjects(run ID, f func(*Read), bad func(key string)) (ReadLogInfo, error) {
 	var info ReadLogInfo
-	if err := o.mustExist(s, run); err != nil {
+	if err := o.mustExist(run); err != nil {
 		return info, err
 	}
 	var keys []string

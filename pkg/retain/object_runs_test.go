@@ -20,11 +20,18 @@ func s3Store(t *testing.T, srv *s3test.Server) (*Store, *objStore, *time.Time) {
 	srv.SetEnv(t)
 	now := time.Now()
 	s := &Store{Dir: "s3://" + srv.NewBucket(t) + "/fleet/runs", Now: func() time.Time { return now }}
-	o, err := s.object()
-	if err != nil || o == nil {
-		t.Fatalf("object backend: %v", err)
+	return s, objectBackend(t, s), &now
+}
+
+// objectBackend is the object backend s chose.
+func objectBackend(t testing.TB, s *Store) *objStore {
+	t.Helper()
+	b, err := s.backend()
+	o, ok := b.(*objStore)
+	if err != nil || !ok {
+		t.Fatalf("object backend: %T, %v", b, err)
 	}
-	return s, o, &now
+	return o
 }
 
 func toolOutput(tag string, n int) []byte {

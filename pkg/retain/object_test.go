@@ -313,7 +313,7 @@ func testObjectRacingWriters(t *testing.T, srv *s3test.Server) {
 	stubs := make([]string, n)
 	for i := range n {
 		wg.Go(func() {
-			s := OpenBucket(s0.obj.b)
+			s := OpenBucket(objectBackend(t, s0).b)
 			<-start
 			in := numbered(3000 + i) // other bytes for each
 			var out bytes.Buffer

@@ -3,53 +3,23 @@ package retain
 import (
 	"errors"
 	"fmt"
-	"io"
 	"path"
-	"strings"
 
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
-// objVerify is Verify on object storage: every value of a run re-read by
-// one streaming GET (a compressed one through its seek table, as every
-// read), checked against its descriptor's size and SHA-256 and its index's
-// block digests. There is no lock to hold gc off: a run in which something
-// went missing while it was checked, and which is gone or being collected
-// afterwards, was collected meanwhile and is left out, as locally.
-func (o *objStore) verify(s *Store, opt VerifyOptions) (*VerifyReport, error) {
-	opt.Grace = Limits{Grace: opt.Grace}.Effective().Grace
-	runs, err := s.runsToVerify(opt.Run, func(id ID) error { return o.mustExist(s, id) })
-	if err != nil {
-		return nil, err
-	}
-	rep := &VerifyReport{Problems: []Problem{}}
-	for _, run := range runs {
-		ri, err := o.scanRunEntries(s, run)
-		if opt.Run == "" && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected)) {
-			continue // collected while we worked
-		}
-		if err != nil {
-			return rep, err
-		}
-		var got VerifyReport
-		o.verifyRun(s, ri, &opt, &got)
-		if len(got.Problems) > 0 && o.collectedSince(run) {
-			continue
-		}
-		rep.Runs++
-		rep.Values += got.Values
-		rep.Bytes += got.Bytes
-		rep.Corrupt += got.Corrupt
-		rep.Missing += got.Missing
-		rep.Debris += got.Debris
-		for _, p := range got.Problems {
-			rep.Problems = append(rep.Problems, p)
-			if opt.Problem != nil {
-				opt.Problem(p)
-			}
-		}
-	}
-	return rep, nil
+// Object storage's own checks beside those verify makes of every value
+// (verify.go): a run's listing in place of lstat, content read by one
+// streaming GET (a compressed one through its seek table, as every
+// read), and the read log as one object per record. There is no lock to
+// hold gc off: a run in which something went missing while it was
+// checked, and which is gone or being collected afterwards, was collected
+// meanwhile and is left out, as locally.
+
+// verifyHold holds nothing: gc may collect the run meanwhile
+// (collectedSince).
+func (o *objStore) verifyHold(ID) (func(), bool, []Problem, error) {
+	return func() {}, false, nil, nil
 }
 
 // collectedSince reports whether gc is collecting run, or has.
@@ -61,55 +31,56 @@ func (o *objStore) collectedSince(run ID) bool {
 	return err == nil && !ok
 }
 
-func (o *objStore) verifyRun(s *Store, ri *RunInfo, opt *VerifyOptions, rep *VerifyReport) {
-	report := func(p Problem) {
-		p.Run = ri.Run
-		switch p.Kind {
-		case ProblemCorrupt:
-			rep.Corrupt++
-		case ProblemMissing:
-			rep.Missing++
-		case ProblemDebris:
-			rep.Debris++
-		}
-		rep.Problems = append(rep.Problems, p)
-	}
+func (o *objStore) committedIn(ri *RunInfo) func(ID) (*Descriptor, *valueProblem) {
 	objs := entryObjects(ri)
-	desc := map[ID]bool{}
-	for _, e := range ri.Entries {
-		if e.Kind == KindValue && e.Name == metaName(e.Value) {
-			desc[e.Value] = true
-		}
+	return func(id ID) (*Descriptor, *valueProblem) { return o.objCommitted(ri.Run, id, objs) }
+}
+
+func (o *objStore) readIndex(run ID, d *Descriptor) (*Index, error) {
+	b, _, err := o.b.Get(o.ctx, objKey(run, linesName(d.ID)), maxIndexSize)
+	if err != nil {
+		return nil, err
 	}
-	now := s.now()
-	reads := false
-	for _, e := range ri.Entries {
+	return parseIndex(b, d)
+}
+
+// openForVerify opens a plain value's content as one streaming GET, and
+// a compressed one for ranged GETs (its frames are decoded through its
+// seek table).
+func (o *objStore) openForVerify(run ID, d *Descriptor) (verifyContent, *valueProblem) {
+	key := objKey(run, contentName(d.ID, d.Compression))
+	if d.Compression == CompressZstd {
+		st, err := o.b.Stat(o.ctx, key)
 		switch {
-		case strings.HasPrefix(e.Name, readsDir):
-			reads = true
-		case e.Kind == KindValue && e.Name == metaName(e.Value):
-			rep.Values++
-			_, hasIndex := objs[linesName(e.Value)]
-			for _, p := range o.verifyValue(ri.Run, e.Value, objs, hasIndex, &rep.Bytes) {
-				report(p)
-			}
-		case e.Kind.Debris() && now.Sub(e.ModTime) >= opt.Grace:
-			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e, desc[e.Value]), Bytes: e.Bytes})
+		case errors.Is(err, s3store.ErrNotFound):
+			return verifyContent{}, contentMissing(d)
+		case err != nil:
+			return verifyContent{}, contentCorrupt(d, "cannot open content: %v", err)
+		case st.Size != d.StoredBytes:
+			return verifyContent{}, contentCorrupt(d, "content file holds %d bytes, descriptor says %d", st.Size, d.StoredBytes)
 		}
+		return verifyContent{at: newObjReaderAt(o, key, st.Size), close: func() {}}, nil
 	}
-	if reads {
-		if p, ok := o.verifyReads(s, ri.Run); ok {
-			report(p)
-		}
+	body, st, err := o.b.Open(o.ctx, key)
+	switch {
+	case errors.Is(err, s3store.ErrNotFound):
+		return verifyContent{}, contentMissing(d)
+	case err != nil:
+		return verifyContent{}, contentCorrupt(d, "cannot open content: %v", err)
 	}
+	if st.Size != d.StoredBytes {
+		body.Close()
+		return verifyContent{}, contentCorrupt(d, "content file holds %d bytes, descriptor says %d", st.Size, d.StoredBytes)
+	}
+	return verifyContent{r: body, close: func() { body.Close() }}, nil
 }
 
 // verifyReads is verifyReads on object storage: every record of the read
 // log (an object under .reads/) is one well-formed record.
-func (o *objStore) verifyReads(s *Store, run ID) (Problem, bool) {
+func (o *objStore) verifyReads(ri *RunInfo, _ RunEntry) (Problem, bool) {
 	p := Problem{File: readsDir, Kind: ProblemCorrupt}
 	var first string
-	info, err := o.scanReads(s, run, func(*Read) {}, func(key string) {
+	info, err := o.scanReadObjects(ri.Run, func(*Read) {}, func(key string) {
 		if first == "" {
 			first = key
 		}
@@ -125,75 +96,4 @@ func (o *objStore) verifyReads(s *Store, run ID) (Problem, bool) {
 		return p, false
 	}
 	return p, true
-}
-
-// verifyValue is verifyValue on object storage.
-func (o *objStore) verifyValue(run, id ID, objs map[string]s3store.Object, hasIndex bool, bytes *int64) []Problem {
-	d, prob := o.objCommitted(run, id, objs)
-	if prob != nil {
-		return []Problem{prob.problem()}
-	}
-	meta, name := metaName(id), contentName(id, d.Compression)
-	key := objKey(run, name)
-	bad := func(format string, args ...any) []Problem {
-		return []Problem{{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}}
-	}
-	missing := func() []Problem {
-		return []Problem{{File: name, Kind: ProblemMissing, Message: fmt.Sprintf("content file missing: %s has no %s", meta, name)}}
-	}
-
-	var ix *Index
-	var probs []Problem
-	if hasIndex {
-		b, _, err := o.b.Get(o.ctx, objKey(run, linesName(id)), maxIndexSize)
-		if err == nil {
-			ix, err = parseIndex(b, d)
-		}
-		if err != nil {
-			probs = append(probs, Problem{File: linesName(id), Kind: ProblemCorrupt, Message: fmt.Sprintf("line index unusable: %v", err)})
-			ix = nil
-		}
-	}
-
-	var r io.Reader
-	if d.Compression == CompressZstd {
-		st, err := o.b.Stat(o.ctx, key)
-		switch {
-		case errors.Is(err, s3store.ErrNotFound):
-			return append(probs, missing()...)
-		case err != nil:
-			return append(probs, bad("cannot open content: %v", err)...)
-		case st.Size != d.StoredBytes:
-			return append(probs, bad("content file holds %d bytes, descriptor says %d", st.Size, d.StoredBytes)...)
-		}
-		zr, err := openZstd(newObjReaderAt(o, key, st.Size), d)
-		if err != nil {
-			return append(probs, bad("%v", err)...)
-		}
-		defer zr.close()
-		r = io.NewSectionReader(zr, 0, d.Size)
-	} else {
-		body, st, err := o.b.Open(o.ctx, key)
-		switch {
-		case errors.Is(err, s3store.ErrNotFound):
-			return append(probs, missing()...)
-		case err != nil:
-			return append(probs, bad("cannot open content: %v", err)...)
-		}
-		defer body.Close()
-		if st.Size != d.StoredBytes {
-			return append(probs, bad("content file holds %d bytes, descriptor says %d", st.Size, d.StoredBytes)...)
-		}
-		// One byte past the descriptor's size tells a longer body apart.
-		r = io.LimitReader(body, d.Size+1)
-	}
-	return append(probs, checkContent(id, d, ix, r, bytes, bad)...)
-}
-
-// orVerify is err when the backend could not be opened, else f's result.
-func orVerify(err error, f func() (*VerifyReport, error)) (*VerifyReport, error) {
-	if err != nil {
-		return nil, err
-	}
-	return f()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -12,15 +13,47 @@ import (
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
-// objCommit makes the value exist on object storage: content uploaded
+// objWrite is a retain into a run on object storage: the call's
+// descriptor as it was when the retain began, and the content spooled to
+// a local temporary file (memory stays bounded), uploaded at commit.
+type objWrite struct {
+	o    *objStore
+	prev *Descriptor
+}
+
+func (o *objStore) beginWrite(run, id ID) (valueWrite, error) {
+	ow := &objWrite{o: o}
+	if old, _, err := o.getDescriptor(run, id); err == nil {
+		ow.prev = old
+	}
+	return ow, nil
+}
+
+func (ow *objWrite) old() *Descriptor { return ow.prev }
+
+func (ow *objWrite) close() {}
+
+// spool creates the spool file: this process's alone, unlinked at once,
+// so that a writer killed half-way leaves nothing in $TMPDIR; it is
+// never written out before the upload reads it.
+func (ow *objWrite) spool() (*os.File, func(f *os.File, off, n int64), error) {
+	tmp, err := createTemp(os.TempDir(), "retval-")
+	if err != nil {
+		return nil, nil, err
+	}
+	os.Remove(tmp.Name())
+	return tmp, nil, nil
+}
+
+// commit makes the value exist on object storage: content uploaded
 // only if absent (so no writer ever replaces bytes another committed),
 // then its index, then the descriptor created only if absent — the commit
 // point. A stub is returned only once no collection of the run is in
 // progress and the content the descriptor names is there; otherwise the
 // descriptor this writer made is taken back and the input goes out
 // verbatim, as on a full disk.
-func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, error) {
-	o := w.obj
+func (ow *objWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reader) (*Result, error) {
+	o := ow.o
 	var index []byte
 	if w.st.size > IndexMinSize {
 		index = w.st.index.finish(w.st.sha.Sum(nil))
@@ -33,7 +66,7 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
 			return nil, w.conflict(old)
 		}
-		return w.objAgain(old, stored, index, in)
+		return ow.objAgain(w, old, stored, index, in)
 	}
 	if w.lim.MaxValueSize > 0 && d.Size > w.lim.MaxValueSize {
 		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, w.lim.MaxValueSize))
@@ -42,7 +75,7 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 	var marked error
 	var wg sync.WaitGroup
 	wg.Go(func() { _, marked = o.b.Stat(o.ctx, collectingKey(w.runID)) })
-	reason, err := w.objCapacity(d)
+	reason, err := ow.objCapacity(w, d)
 	wg.Wait()
 	switch {
 	case err != nil:
@@ -64,7 +97,7 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 	_, err = o.b.Upload(o.ctx, contentKey, io.NewSectionReader(w.sink.File(), 0, stored), s3store.UploadOptions{IfAbsent: true})
 	if errors.Is(err, s3store.ErrExists) {
 		// Another writer of this call is committing, or one died here.
-		return w.objRaced(d, in)
+		return ow.objRaced(w, d, in)
 	}
 	if err != nil {
 		return w.fallbackAfterWrite(nil, in, err)
@@ -92,7 +125,7 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 			etag, err = ob.ETag, nil
 		} else {
 			o.b.Delete(o.ctx, mine...)
-			return w.objRaced(d, in)
+			return ow.objRaced(w, d, in)
 		}
 	}
 	var refused *s3store.StatusError
@@ -116,7 +149,7 @@ func (w *writer) objCommit(d *Descriptor, stored int64, in io.Reader) (*Result, 
 	var tomb s3store.Object
 	var terr error
 	check := func() error {
-		if err := w.objMarked(); err != nil {
+		if err := ow.objMarked(w); err != nil {
 			return err
 		}
 		var st s3store.Object
@@ -167,8 +200,8 @@ var objRacedWait = time.Sleep
 // descriptor that stays so is another writer's unfinished work, or the
 // debris of one that died (gc removes it after the grace period): the
 // input goes out verbatim.
-func (w *writer) objRaced(d *Descriptor, in io.Reader) (*Result, error) {
-	o := w.obj
+func (ow *objWrite) objRaced(w *writer, d *Descriptor, in io.Reader) (*Result, error) {
+	o := ow.o
 	wait := 20 * time.Millisecond
 	for range 8 {
 		old, _, err := o.getDescriptor(w.runID, w.id)
@@ -189,8 +222,8 @@ func (w *writer) objRaced(d *Descriptor, in io.Reader) (*Result, error) {
 
 // objMarked is the error of a retain into a run that gc is collecting
 // (its marker is there), nil when it is not.
-func (w *writer) objMarked() error {
-	o := w.obj
+func (ow *objWrite) objMarked(w *writer) error {
+	o := ow.o
 	_, err := o.b.Stat(o.ctx, collectingKey(w.runID))
 	switch {
 	case err == nil:
@@ -204,7 +237,7 @@ func (w *writer) objMarked() error {
 // objGone is why a value that was there when the retain began is not
 // now: gc collected its run (its tombstone says when), or its writer took
 // it back.
-func (w *writer) objGone() error {
+func (ow *objWrite) objGone(w *writer) error {
 	if t, ok := w.store.ReadTombstone(w.runID); ok {
 		return fmt.Errorf("%w while the same bytes were retained again (retain into a new run)", collectedError(t))
 	}
@@ -222,8 +255,8 @@ func (w *writer) objGone() error {
 // marker, and only after its answer the descriptor and the content, so
 // that a collection that began before had finished, and what it deleted
 // is seen gone (nothing is restored into a collected run).
-func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Reader) (*Result, error) {
-	o := w.obj
+func (ow *objWrite) objAgain(w *writer, old *Descriptor, stored int64, index []byte, in io.Reader) (*Result, error) {
+	o := ow.o
 	stamp := objKey(w.runID, activityName)
 	etag, err := o.b.Put(o.ctx, stamp, nil)
 	if err != nil {
@@ -233,7 +266,7 @@ func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Rea
 		o.undoIfCollected(w.runID, stamp, etag)
 		return w.fallbackAfterWrite(nil, in, err)
 	}
-	if err := w.objMarked(); err != nil {
+	if err := ow.objMarked(w); err != nil {
 		return fallback(err)
 	}
 	oldKey := objKey(w.runID, contentName(w.id, old.Compression))
@@ -245,7 +278,7 @@ func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Rea
 	wg.Wait()
 	switch {
 	case errors.Is(derr, s3store.ErrNotFound):
-		return fallback(w.objGone())
+		return fallback(ow.objGone(w))
 	case derr != nil:
 		return fallback(derr)
 	case serr == nil && st.Size == old.StoredBytes:
@@ -290,12 +323,12 @@ func (w *writer) objAgain(old *Descriptor, stored int64, index []byte, in io.Rea
 // a value counts when its descriptor and content are both listed, with
 // the content's listed size as its bytes (a compressed value's descriptor
 // is read for its uncompressed size).
-func (w *writer) objCapacity(d *Descriptor) (string, error) {
+func (ow *objWrite) objCapacity(w *writer, d *Descriptor) (string, error) {
 	L := w.lim
 	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
 		return "", nil
 	}
-	o := w.obj
+	o := ow.o
 	objs, err := o.runObjects(w.runID)
 	if err != nil {
 		return "", err

@@ -53,59 +53,11 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	if err != nil {
 		return nil, Errorf(CodeUsage, "value id: %v", err)
 	}
-	if o, err := s.object(); err != nil {
-		return nil, err
-	} else if o != nil {
-		return o.openValue(s, rid, run, id, vid, touch)
-	}
-	dir, err := s.lookupRun(rid)
-	if err != nil {
-		return nil, asTyped(err, run)
-	}
-	// gc may rename the run away and delete it between any two of our
-	// opens: a file that vanished means "collected" when the run is gone.
-	gone := func(err error) error {
-		if _, rerr := s.lookupRun(rid); rerr != nil {
-			return rerr
-		}
-		return err
-	}
-	meta := filepath.Join(dir, metaName(vid))
-	if v := s.Cache.get(dir, meta); v != nil {
-		v.Run = rid
-		if touch {
-			s.Touch(rid)
-		}
-		return v, nil
-	}
-	var metaID fileID
-	if s.Cache != nil {
-		// Asked before the descriptor is read: a file changed after this
-		// has another identity, so no entry pairs it with older bytes.
-		metaID, _ = lstatID(meta)
-	}
-	d, err := readDescriptor(meta)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, gone(s.missingValue(rid, id, vid, func() []ID { return nearestIDs(dir, id) }))
-	}
+	b, err := s.backend()
 	if err != nil {
 		return nil, err
 	}
-	if d.ID != vid {
-		return nil, Errorf(CodeCorrupt, "descriptor of %q names value %q", vid, d.ID)
-	}
-	v, err := openContent(dir, d)
-	if err != nil {
-		return nil, gone(err)
-	}
-	if metaID != (fileID{}) {
-		v.cache = s.Cache.pending(meta, metaID, v)
-	}
-	v.Run = rid
-	if touch {
-		s.Touch(rid)
-	}
-	return v, nil
+	return b.openValue(rid, run, id, vid, touch)
 }
 
 func openContent(dir string, d *Descriptor) (*Value, error) {

@@ -1,21 +1,12 @@
 package retain
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
-
-	"github.com/retval/retval/internal/fsx"
 )
 
 // A run's read log, <run>.values/.reads, accounts for every byte retval
@@ -191,51 +182,11 @@ func (s *Store) logRead(run ID, r Read) error {
 	if r.Time.IsZero() {
 		r.Time = s.now()
 	}
-	if o, err := s.object(); err != nil {
+	b, err := s.backend()
+	if err != nil {
 		return nil // a store that cannot be opened: the read said so already
-	} else if o != nil {
-		return o.logRead(run, r)
 	}
-	dir := s.RunDir(run)
-	fi, err := os.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // no run: nothing to account for in it
-	}
-	if err != nil {
-		return err
-	}
-	if checkRunDir(dir, fi) != nil {
-		return nil // refused: the read that used it said so already
-	}
-	f, err := fsx.OpenFile(filepath.Join(dir, readsName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // the run went away meanwhile (collected)
-	}
-	if err != nil && readOnly(err) {
-		return nil // a read-only store is read without logging
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if st.Size() >= MaxReadLog {
-		return fmt.Errorf("%s is full (%d bytes)", f.Name(), MaxReadLog)
-	}
-	var buf [MaxReadRecord]byte
-	line := appendRecord(buf[:0], r)
-	// One write: O_APPEND puts it at the end whole.
-	n, err := f.Write(line)
-	if err == nil && n != len(line) {
-		err = io.ErrShortWrite
-	}
-	if errors.Is(err, syscall.EROFS) {
-		return nil
-	}
-	return err
+	return b.logRead(run, r)
 }
 
 // ReadLogInfo is what ScanReads found beside the records.
@@ -257,73 +208,11 @@ type ReadLogInfo struct {
 // are counted in the info and skipped. An unknown run is ErrNotFound
 // (ErrCollected when gc removed it).
 func (s *Store) ScanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
-	var info ReadLogInfo
-	if o, err := s.object(); err != nil {
-		return info, err
-	} else if o != nil {
-		return o.scanReads(s, run, f, nil)
-	}
-	dir, err := s.lookupRun(run)
+	b, err := s.backend()
 	if err != nil {
-		return info, err
+		return ReadLogInfo{}, err
 	}
-	fh, err := openStoreFile(filepath.Join(dir, readsName), os.O_RDONLY, "read log")
-	if errors.Is(err, fs.ErrNotExist) {
-		return info, nil
-	}
-	if err != nil {
-		return info, err
-	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return info, err
-	}
-	info.Bytes = fi.Size()
-	if fi.Size() > MaxReadLog+MaxReadRecord {
-		return info, Errorf(CodeCorrupt, "read log %s holds %d bytes, over its %d-byte bound: retval never writes one this big (remove it; only stats reads it)", fh.Name(), fi.Size(), MaxReadLog)
-	}
-	// A buffer the size of a small log (most are), at most 64 KiB.
-	br := bufio.NewReaderSize(io.LimitReader(fh, MaxReadLog+MaxReadRecord), int(min(max(fi.Size()+1, 2*MaxReadRecord), 64<<10)))
-	var rec Read
-	var lineNo int64
-	in := interner{}
-	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// Far longer than a record: skip to the end of the line.
-			lineNo++
-			info.malformed(lineNo)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return info, err
-			}
-			continue
-		}
-		if len(line) == 0 && err == io.EOF {
-			break
-		}
-		lineNo++
-		if err == io.EOF || len(line) > MaxReadRecord || !parseRecord(line[:len(line)-1], &rec, in) {
-			// (A last line without its newline is a torn write.)
-			info.malformed(lineNo)
-		} else {
-			info.Records++
-			f(&rec)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return info, err
-		}
-	}
-	return info, nil
+	return b.scanReads(run, f)
 }
 
 func (i *ReadLogInfo) malformed(line int64) {

@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/retval/retval/internal/flock"
@@ -141,27 +139,11 @@ func (s *Store) Runs(grace time.Duration) ([]*RunInfo, error) {
 // followed: opening it as a run is refused as corrupt), so that verify,
 // catalogue and gc report it instead of passing over it in silence.
 func (s *Store) RunIDs() ([]ID, error) {
-	if ids, ok, err := s.objRunIDs(); ok {
-		return ids, err
-	}
-	ents, err := os.ReadDir(s.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.Dir)
-	}
+	b, err := s.backend()
 	if err != nil {
 		return nil, err
 	}
-	var out []ID
-	for _, e := range ents {
-		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
-			continue
-		}
-		if id, ok := runFromDirName(e.Name()); ok {
-			out = append(out, id)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
+	return b.runIDs()
 }
 
 // ScanRun lists a run directory with sizes, modification times and what
@@ -182,173 +164,20 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 // plain and a compressed content file: for a caller that needs the count
 // of only some runs (gc, of the runs it removes), with CountValues.
 func (s *Store) ScanRunEntries(run ID) (*RunInfo, error) {
-	if ri, ok, err := s.objScanRunEntries(run); ok {
-		return ri, err
-	}
-	dir, err := s.lookupRun(run)
+	b, err := s.backend()
 	if err != nil {
 		return nil, err
 	}
-	dfi, err := os.Lstat(dir)
-	if err != nil {
-		return nil, err
-	}
-	ri := &RunInfo{Run: run, Dir: dir, Bytes: dfi.Size(), DirModTime: dfi.ModTime()}
-	ents, err := readDirInfo(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, s.missingRun(run)
-	}
-	if err != nil {
-		return nil, err
-	}
-	descs := map[ID]bool{}
-	for _, fi := range ents {
-		if id, ok := strings.CutSuffix(fi.Name(), metaExt); ok && IsClean(id) && fi.Mode().IsRegular() {
-			descs[ID(id)] = true
-		}
-	}
-	content := map[ID]int{} // content files seen per value
-	for _, fi := range ents {
-		name := fi.Name()
-		e := RunEntry{Name: name, Bytes: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir()}
-		switch {
-		case name == lockName || name == activityName:
-			e.Kind = KindOwn
-		case name == readsName:
-			// The read log; one that is not a regular file is not retval's.
-			e.Kind = KindOwn
-			if !fi.Mode().IsRegular() {
-				e.Kind = KindStray
-			}
-		case name == stepsDirName && fi.IsDir():
-			e.Kind = KindOwn
-			ri.StepsModTime = fi.ModTime()
-			steps, err := readDirInfo(filepath.Join(dir, name))
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
-			}
-			for _, sfi := range steps {
-				se := RunEntry{Name: name + "/" + sfi.Name(), Kind: KindOwn, Bytes: sfi.Size(), ModTime: sfi.ModTime(), IsDir: sfi.IsDir()}
-				if isTemp(sfi.Name()) {
-					se.Kind = KindTemp
-				} else if sfi.IsDir() || !sfi.Mode().IsRegular() {
-					se.Kind = KindStray
-				}
-				if err := treeSize(filepath.Join(dir, se.Name), &se); err != nil {
-					return nil, err
-				}
-				ri.Entries = append(ri.Entries, se)
-			}
-		case isTemp(name):
-			e.Kind = KindTemp
-		default:
-			e.Kind = KindStray
-			if _, ok := valueOf(name); ok {
-				e.Special = fi.Mode().Type() & (fs.ModeNamedPipe | fs.ModeDevice | fs.ModeCharDevice | fs.ModeSocket)
-			}
-			if id, ok := valueOf(name); ok && fi.Mode().IsRegular() {
-				classifyValueFile(&e, id, descs, content)
-			}
-		}
-		if e.IsDir && e.Name != stepsDirName {
-			if err := treeSize(filepath.Join(dir, name), &e); err != nil {
-				return nil, err
-			}
-		}
-		ri.Entries = append(ri.Entries, e)
-	}
-	for id, n := range content {
-		if n < 2 || !descs[id] {
-			continue
-		}
-		d, _ := committedValue(dir, id)
-		if d == nil {
-			continue // a descriptor that does not read: verify reports it; keep both meanwhile
-		}
-		orphanOtherContent(ri, id, d)
-	}
-	for _, e := range ri.Entries {
-		ri.Bytes += e.Bytes
-		if !e.IsDir && e.ModTime.After(ri.LastActivity) {
-			ri.LastActivity = e.ModTime
-		}
-	}
-	if ri.LastActivity.IsZero() {
-		ri.LastActivity = dfi.ModTime()
-	}
-	sort.Slice(ri.Entries, func(i, j int) bool { return ri.Entries[i].Name < ri.Entries[j].Name })
-	for i := range ri.Entries {
-		ri.Entries[i].Path = filepath.Join(filepath.Base(dir), ri.Entries[i].Name)
-	}
-	return ri, nil
+	return b.scanRunEntries(run)
 }
 
 // CountValues sets ri.Values to the number of the run's committed values,
 // by the one rule (committedValue): it reads every descriptor
 // ScanRunEntries found.
 func (s *Store) CountValues(ri *RunInfo) {
-	if s.objCountValues(ri) {
-		return
+	if b, err := s.backend(); err == nil {
+		b.countValues(ri)
 	}
-	ri.Values = 0
-	for _, e := range ri.Entries {
-		if e.Kind == KindValue && e.Name == metaName(e.Value) {
-			if _, prob := committedValue(ri.Dir, e.Value); prob == nil {
-				ri.Values++
-			}
-		}
-	}
-}
-
-// readDirInfo lists dir with each entry's lstat information.
-func readDirInfo(dir string) ([]fs.FileInfo, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]fs.FileInfo, 0, len(ents))
-	for _, e := range ents {
-		fi, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // removed while we listed
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fi)
-	}
-	return out, nil
-}
-
-// treeSize adds the apparent size and newest time of the tree under a
-// directory entry to e (whose own size and time are already in it).
-func treeSize(path string, e *RunEntry) error {
-	if !e.IsDir {
-		return nil
-	}
-	return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if p == path {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		e.Bytes += fi.Size()
-		if fi.ModTime().After(e.ModTime) {
-			e.ModTime = fi.ModTime()
-		}
-		return nil
-	})
 }
 
 // RunBusy reports whether a writer holds run's lock: it tries to take the
@@ -356,22 +185,11 @@ func treeSize(path string, e *RunEntry) error {
 // lock file has never had a writer and is not busy; one whose lock is not
 // a regular file is a corrupt *BadLockError.
 func (s *Store) RunBusy(run ID) (bool, error) {
-	if _, ok, err := s.objBackend(); ok {
-		return false, err // no locks on object storage: a run in use is active by its times
-	}
-	f, err := openRunLock(run, s.RunDir(run), os.O_RDONLY)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
+	b, err := s.backend()
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
-	err = flock.TryExclusive(f)
-	if errors.Is(err, flock.ErrBusy) {
-		return true, nil
-	}
-	return false, err
+	return b.runBusy(run)
 }
 
 // LockRunExclusive takes run's lock exclusively without waiting, as gc

@@ -5,13 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"syscall"
-
-	"github.com/retval/retval/internal/flock"
-	"github.com/retval/retval/internal/fsx"
-	"github.com/retval/retval/pkg/retain/s3store"
 )
 
 // stepName is the file name, inside a run's .steps, of the lookup-budget
@@ -43,21 +37,24 @@ type ledgerRecord struct {
 // the run alone) and the ledger's own lock exclusive (another process
 // spending on the same step waits), until Close.
 type StepLedger struct {
-	lock  *RunLock
-	f     *os.File
 	step  ID
 	spent StepSpent
-
-	// On object storage: the ledger's run and key and the ETag it was
-	// read with ("" for a new step); Save is a compare-and-swap against it.
-	obj  *objStore
-	run  ID
-	key  string
-	etag string
+	// held is how the backend keeps the ledger: a locked file in a
+	// runs-dir, a compare-and-swap on object storage.
+	held ledgerHold
 
 	// inMemory: the store cannot be written (ReadOnlyError): the step is
 	// counted here alone, from what its ledger recorded, if anything.
 	inMemory error
+}
+
+// ledgerHold is a backend's hold on an open step ledger.
+type ledgerHold interface {
+	// save writes rec, the ledger's whole record, durably: once it
+	// returns nil, a crash cannot make the step forget it.
+	save(rec []byte) error
+	// close lets the ledger (and whatever it holds) go.
+	close()
 }
 
 // InMemory returns why the step's spending is held in memory for this
@@ -81,117 +78,11 @@ var ErrLedgerChanged = errors.New("the step's ledger changed since it was read")
 // ledger entry is made durable before OpenStepLedger returns, so nothing
 // is answered under a step a crash could forget.
 func (s *Store) OpenStepLedger(run, step ID) (*StepLedger, error) {
-	if o, err := s.object(); err != nil {
-		return nil, err
-	} else if o != nil {
-		return o.openStepLedger(s, run, step)
-	}
-	lock, err := s.LockRun(run)
+	b, err := s.backend()
 	if err != nil {
 		return nil, err
 	}
-	l := &StepLedger{lock: lock, step: step}
-	if err := l.open(); err != nil {
-		lock.Unlock()
-		return nil, err
-	}
-	return l, nil
-}
-
-func (l *StepLedger) open() error {
-	root, err := fsx.OpenRoot(l.lock.Dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	steps, err := root.MkdirOpen(stepsDirName, dirMode)
-	if readOnly(err) {
-		return l.openInMemory(root, err)
-	}
-	if err != nil {
-		if fsx.Refused(err) || errors.Is(err, fsx.ErrNotDir) {
-			return Errorf(CodeCorrupt, "step ledgers' directory %s cannot hold ledgers: remove it and retval makes it again, or resolve without --step; it is not a directory (symlinks are never followed)", root.Join(stepsDirName))
-		}
-		return err
-	}
-	defer steps.Close()
-	name := stepName(l.step)
-	p := steps.Join(name)
-	f, err := steps.OpenFile(name, os.O_RDWR|os.O_CREATE, fileMode)
-	if readOnly(err) {
-		return l.openInMemory(root, err)
-	}
-	switch {
-	case errors.Is(err, fsx.ErrSymlink):
-		return Errorf(CodeCorrupt, "step ledger %s is a symlink and is never followed; start a new step with another --step id", p)
-	case errors.Is(err, fsx.ErrNotRegular):
-		return Errorf(CodeCorrupt, "step ledger %s is not a regular file (a FIFO, a device or a directory) and is never read; remove it, or start a new step with another --step id", p)
-	case err != nil:
-		return err
-	}
-	if err := flock.Exclusive(f); err != nil {
-		f.Close()
-		return err
-	}
-	l.f = f
-	b, err := fsx.ReadAll(f, p, maxLedgerSize)
-	if err != nil {
-		f.Close()
-		if fsx.Refused(err) {
-			return Errorf(CodeCorrupt, "step ledger %s is unreadable (over %d bytes, and retval writes %d); start a new step with another --step id", p, maxLedgerSize, ledgerSize)
-		}
-		return err
-	}
-	if len(b) == 0 {
-		// A new step: make its ledger's entry durable before anything is
-		// answered under it.
-		if err := steps.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		return nil
-	}
-	var rec ledgerRecord
-	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
-		f.Close()
-		return Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
-	}
-	l.spent = rec.StepSpent
-	return nil
-}
-
-// openInMemory is open on a store that cannot be written (why is the
-// failed write): the step's ledger, if there is one, is read (never
-// through a link, within its bound) and the step counted on from it in
-// memory.
-func (l *StepLedger) openInMemory(root *fsx.Dir, why error) error {
-	l.inMemory = &ReadOnlyError{Dir: root.Path(), Err: why}
-	steps, err := root.OpenDir(stepsDirName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // no step was ever kept here
-	}
-	if err != nil {
-		return err
-	}
-	defer steps.Close()
-	p := steps.Join(stepName(l.step))
-	b, err := steps.ReadFile(stepName(l.step), maxLedgerSize)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case fsx.Refused(err):
-		return Errorf(CodeCorrupt, "step ledger %s is not a regular file or is over %d bytes, and is never read; start a new step with another --step id", p, maxLedgerSize)
-	case err != nil:
-		return err
-	}
-	var rec ledgerRecord
-	if len(b) > 0 {
-		if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
-			return Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
-		}
-	}
-	l.spent = rec.StepSpent
-	return nil
+	return b.openStepLedger(run, step)
 }
 
 // ReadOnlyError says the store cannot be written where a command needed
@@ -239,17 +130,11 @@ func (l *StepLedger) Save(sp StepSpent) error {
 	}
 	rec := append(b, bytes.Repeat([]byte{' '}, ledgerSize-1-len(b))...)
 	rec = append(rec, '\n')
-	if l.obj != nil {
-		return l.objSave(rec, sp)
-	}
 	if l.inMemory != nil {
 		l.spent = sp
 		return nil
 	}
-	if _, err := l.f.WriteAt(rec, 0); err != nil {
-		return err
-	}
-	if err := l.f.Sync(); err != nil {
+	if err := l.held.save(rec); err != nil {
 		return err
 	}
 	l.spent = sp
@@ -257,65 +142,4 @@ func (l *StepLedger) Save(sp StepSpent) error {
 }
 
 // Close lets the ledger and the run go.
-func (l *StepLedger) Close() {
-	if l.obj != nil {
-		return // nothing held
-	}
-	if l.f != nil {
-		l.f.Close()
-	}
-	l.lock.Unlock()
-}
-
-// openStepLedger reads step's ledger of run from object storage, with the
-// ETag that Save swaps against.
-func (o *objStore) openStepLedger(s *Store, run, step ID) (*StepLedger, error) {
-	if err := o.mustExist(s, run); err != nil {
-		return nil, err
-	}
-	l := &StepLedger{step: step, run: run, obj: o, key: objKey(run, stepsDirName+"/"+stepName(step))}
-	b, ob, err := o.b.Get(o.ctx, l.key, maxLedgerSize)
-	switch {
-	case errors.Is(err, s3store.ErrNotFound):
-		return l, nil
-	case errors.Is(err, s3store.ErrTooLarge):
-		return nil, Errorf(CodeCorrupt, "step ledger %s is unreadable (over %d bytes, and retval writes %d); start a new step with another --step id", o.where(l.key), maxLedgerSize, ledgerSize)
-	case err != nil:
-		return nil, o.ioErr(err)
-	}
-	var rec ledgerRecord
-	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != step || rec.Lookups < 0 || rec.Bytes < 0 {
-		return nil, Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", o.where(l.key))
-	}
-	l.spent, l.etag = rec.StepSpent, ob.ETag
-	return l, nil
-}
-
-// objSave writes the record if the ledger is still what was read: created
-// only if absent for a new step, else replaced only if its ETag is the one
-// read. A lost race is ErrLedgerChanged.
-func (l *StepLedger) objSave(rec []byte, sp StepSpent) error {
-	o := l.obj
-	var etag string
-	var err error
-	if l.etag == "" {
-		// A new ledger, like a read record, must not bring a collected
-		// run back; its lookups then find the run collected. (A ledger
-		// that is replaced was there: gc deletes it, and the replace
-		// fails.)
-		etag, err = o.b.Create(o.ctx, l.key, rec)
-		if err == nil {
-			o.undoIfCollected(l.run, l.key, etag)
-		}
-	} else {
-		etag, err = o.b.Replace(o.ctx, l.key, rec, l.etag)
-	}
-	if errors.Is(err, s3store.ErrExists) || errors.Is(err, s3store.ErrChanged) {
-		return ErrLedgerChanged
-	}
-	if err != nil {
-		return o.ioErr(err)
-	}
-	l.spent, l.etag = sp, etag
-	return nil
-}
+func (l *StepLedger) Close() { l.held.close() }

@@ -1,0 +1,146 @@
+package retain
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/retval/retval/internal/flock"
+	"github.com/retval/retval/internal/fsx"
+)
+
+// openStepLedger holds the run's lock shared (gc leaves the run alone)
+// and the ledger's own lock exclusive (another process spending on the
+// same step waits), until Close.
+func (b *localBackend) openStepLedger(run, step ID) (*StepLedger, error) {
+	lock, err := b.s.LockRun(run)
+	if err != nil {
+		return nil, err
+	}
+	h := &localLedger{lock: lock}
+	l := &StepLedger{step: step, held: h}
+	if err := h.open(l); err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return l, nil
+}
+
+// localLedger is a ledger file in the run's .steps, held locked.
+type localLedger struct {
+	lock *RunLock
+	f    *os.File // nil when the step is counted in memory
+}
+
+func (h *localLedger) open(l *StepLedger) error {
+	root, err := fsx.OpenRoot(h.lock.Dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	steps, err := root.MkdirOpen(stepsDirName, dirMode)
+	if readOnly(err) {
+		return h.openInMemory(l, root, err)
+	}
+	if err != nil {
+		if fsx.Refused(err) || errors.Is(err, fsx.ErrNotDir) {
+			return Errorf(CodeCorrupt, "step ledgers' directory %s cannot hold ledgers: remove it and retval makes it again, or resolve without --step; it is not a directory (symlinks are never followed)", root.Join(stepsDirName))
+		}
+		return err
+	}
+	defer steps.Close()
+	name := stepName(l.step)
+	p := steps.Join(name)
+	f, err := steps.OpenFile(name, os.O_RDWR|os.O_CREATE, fileMode)
+	if readOnly(err) {
+		return h.openInMemory(l, root, err)
+	}
+	switch {
+	case errors.Is(err, fsx.ErrSymlink):
+		return Errorf(CodeCorrupt, "step ledger %s is a symlink and is never followed; start a new step with another --step id", p)
+	case errors.Is(err, fsx.ErrNotRegular):
+		return Errorf(CodeCorrupt, "step ledger %s is not a regular file (a FIFO, a device or a directory) and is never read; remove it, or start a new step with another --step id", p)
+	case err != nil:
+		return err
+	}
+	if err := flock.Exclusive(f); err != nil {
+		f.Close()
+		return err
+	}
+	h.f = f
+	b, err := fsx.ReadAll(f, p, maxLedgerSize)
+	if err != nil {
+		f.Close()
+		if fsx.Refused(err) {
+			return Errorf(CodeCorrupt, "step ledger %s is unreadable (over %d bytes, and retval writes %d); start a new step with another --step id", p, maxLedgerSize, ledgerSize)
+		}
+		return err
+	}
+	if len(b) == 0 {
+		// A new step: make its ledger's entry durable before anything is
+		// answered under it.
+		if err := steps.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		return nil
+	}
+	var rec ledgerRecord
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
+		f.Close()
+		return Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
+	}
+	l.spent = rec.StepSpent
+	return nil
+}
+
+// openInMemory is open on a store that cannot be written (why is the
+// failed write): the step's ledger, if there is one, is read (never
+// through a link, within its bound) and the step counted on from it in
+// memory.
+func (h *localLedger) openInMemory(l *StepLedger, root *fsx.Dir, why error) error {
+	l.inMemory = &ReadOnlyError{Dir: root.Path(), Err: why}
+	steps, err := root.OpenDir(stepsDirName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no step was ever kept here
+	}
+	if err != nil {
+		return err
+	}
+	defer steps.Close()
+	p := steps.Join(stepName(l.step))
+	b, err := steps.ReadFile(stepName(l.step), maxLedgerSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case fsx.Refused(err):
+		return Errorf(CodeCorrupt, "step ledger %s is not a regular file or is over %d bytes, and is never read; start a new step with another --step id", p, maxLedgerSize)
+	case err != nil:
+		return err
+	}
+	var rec ledgerRecord
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
+			return Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
+		}
+	}
+	l.spent = rec.StepSpent
+	return nil
+}
+
+// save overwrites the record in place, with one write that never changes
+// the file's length, and syncs it.
+func (h *localLedger) save(rec []byte) error {
+	if _, err := h.f.WriteAt(rec, 0); err != nil {
+		return err
+	}
+	return h.f.Sync()
+}
+
+func (h *localLedger) close() {
+	if h.f != nil {
+		h.f.Close()
+	}
+	h.lock.Unlock()
+}
