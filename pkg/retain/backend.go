@@ -26,8 +26,9 @@ type backend interface {
 	runsDirMissing() (bool, error)
 	// scanRunEntries lists a run's entries, classified (ScanRunEntries).
 	scanRunEntries(run ID) (*RunInfo, error)
-	// countValues sets ri.Values by the one rule (CountValues).
-	countValues(ri *RunInfo)
+	// committedIn is the one rule of a committed value (committedValue)
+	// over the run as ri lists it: what CountValues and verify ask.
+	committedIn(ri *RunInfo) func(ID) (*Descriptor, *valueProblem)
 	// runBusy reports whether a writer holds the run (RunBusy).
 	runBusy(run ID) (bool, error)
 	// mustExist is nil when run is there, else the error of a run that
@@ -78,9 +79,6 @@ type backend interface {
 	// the hold itself (a lock retval never makes).
 	verifyHold(run ID) (release func(), held bool, probs []Problem, err error)
 	collectedSince(run ID) bool
-	// committedIn is the rule of a committed value (committedValue) over
-	// the run as ri lists it.
-	committedIn(ri *RunInfo) func(ID) (*Descriptor, *valueProblem)
 	// readIndex reads and checks the line index of d, a value of run.
 	readIndex(run ID, d *Descriptor) (*Index, error)
 	// openForVerify opens the stored bytes of d, a value of run, checking

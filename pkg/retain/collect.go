@@ -8,15 +8,6 @@ import (
 	"github.com/retval/retval/internal/fsx"
 )
 
-// The collector's names under the runs-dir's .retval directory.
-const (
-	collectorLockName = "gc.lock"
-	trashDirName      = "trash"
-)
-
-// gcReadOnly is what a gc on a store it cannot write is told.
-const gcReadOnly = "gc can collect nothing there; run it where the store is writable (gc --dry-run shows what it would do)"
-
 // CodeBusy is the code of a lock somebody else holds: a writer's on a run
 // gc wanted, or another collector's on the runs-dir.
 const CodeBusy Code = "busy"
@@ -143,18 +134,21 @@ func (e *RunChangedError) Error() string {
 	return fmt.Sprintf("run %s changed since it was scanned: %s", e.Run, e.What)
 }
 
-// CollectRun collects the run ri describes, as it was scanned: under its
-// exclusive lock (taken without waiting: an ErrBusy error when a writer
-// holds it), it re-checks that the run has not changed since the scan
-// (a *RunChangedError otherwise), writes t as its tombstone, renames it
-// into the trash (syncing the runs-dir and the trash), lets the lock go
-// and deletes the files, never following a symlink among them. A run gone
-// meanwhile is ErrNotFound or ErrCollected. Readers see the whole run or
-// collected, never half a run.
+// CollectRun collects the run ri describes, as it was scanned: it
+// re-checks that the run has not changed since the scan (a
+// *RunChangedError otherwise), writes t as its tombstone and deletes the
+// run's files. A run gone meanwhile is ErrNotFound or ErrCollected.
+// Readers see the whole run or collected, never half a run.
 //
+// In a runs-dir that is done under the run's exclusive lock (taken
+// without waiting: an ErrBusy error when a writer holds it), renaming the
+// run into the trash (syncing the runs-dir and the trash) before the lock
+// goes and its files are deleted, never following a symlink among them.
 // On a full disk the tombstone is written after the run's files are
 // deleted: collection is what frees the disk, so it must not need room
-// first. Until then a lookup in the run says unknown_reference.
+// first. Until then a lookup in the run says unknown_reference. On object
+// storage a marker stands in for the lock and the rename, and the
+// tombstone is the commit (object_gc.go).
 func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
 	return c.c.collectRun(ri, t)
 }
@@ -165,15 +159,19 @@ type DebrisError struct {
 	Err  error
 }
 
-// RemoveDebris removes debris entries of run (as ScanRun listed them),
-// under the run's exclusive lock, taken without waiting (an ErrBusy error
-// when a writer holds it; ErrNotFound or ErrCollected when the run is
-// gone), which proves their writer is gone. Each entry is re-checked: still
-// there, not modified since it was scanned, still older than grace, and
-// (for content or an index without a descriptor when scanned) still
-// without one. The run directory (and its .steps) is opened without
-// following a symlink, and each entry removed relative to it, a symlink as
-// itself. removed[i] says whether entries[i] was removed.
+// RemoveDebris removes debris entries of run (as ScanRun listed them).
+// Each entry is re-checked: still there, not modified since it was
+// scanned, still older than grace, and (for content or an index without a
+// descriptor when scanned) still without one. removed[i] says whether
+// entries[i] was removed; ErrNotFound or ErrCollected when the run is
+// gone.
+//
+// In a runs-dir it works under the run's exclusive lock, taken without
+// waiting (an ErrBusy error when a writer holds it), which proves their
+// writer is gone; the run directory (and its .steps) is opened without
+// following a symlink, and each entry removed relative to it, a symlink
+// as itself. On object storage the run is marked meanwhile, as for a
+// collection (object_gc.go).
 func (c *Collection) RemoveDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) (removed []bool, fails []DebrisError, err error) {
 	return c.c.removeDebris(run, entries, now, grace)
 }

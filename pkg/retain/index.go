@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"io"
-	"os"
 	"unsafe"
 
 	"github.com/retval/retval/internal/xxh3"
@@ -129,27 +127,6 @@ func (b *indexBuilder) finish(sha []byte) []byte {
 }
 
 var errBadIndex = errors.New("line index does not match its value")
-
-// readIndex loads and checks the index of a value described by d.
-func readIndex(path string, d *Descriptor) (*Index, error) {
-	f, err := openStoreFile(path, os.O_RDONLY, "line index")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxIndexSize || fi.Size() < indexHeader+8 {
-		return nil, errBadIndex
-	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, err
-	}
-	return parseIndex(b, d)
-}
 
 // maxIndexSize bounds an index file: one for the largest value retval
 // keeps is far smaller, so a larger one is not retval's and is not read.

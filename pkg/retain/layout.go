@@ -3,15 +3,9 @@ package retain
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/retval/retval/internal/fsx"
-	"golang.org/x/sys/unix"
 )
 
 // The on-disk names of SPEC §1, unexported: every other package works on
@@ -107,51 +101,12 @@ func valueOf(name string) (ID, bool) {
 	return "", false
 }
 
-// checkRunDir refuses a run directory that is not a plain directory owned
-// by us: a symlink is never followed, and another user's directory is never
-// written into or trusted.
-func checkRunDir(path string, fi fs.FileInfo) error {
-	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return Errorf(CodeCorrupt, "%s is not a directory (symlinks are never followed)", path)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return Errorf(CodeCorrupt, "%s belongs to uid %d, not to us (uid %d): refusing it", path, st.Uid, os.Geteuid())
-	}
-	return nil
-}
-
-// lookupRun checks that run exists, returning its directory, or the
-// not-found or collected error a reader should see.
-func (s *Store) lookupRun(run ID) (string, error) {
-	dir := s.RunDir(run)
-	fi, err := os.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", s.missingRun(run)
-	}
-	if err != nil {
-		return "", err
-	}
-	return dir, checkRunDir(dir, fi)
-}
-
 // Touch records read activity on run, at most once per hour, so gc sees a
 // run in use as not idle. Failures are ignored: a read-only store still reads.
 func (s *Store) Touch(run ID) {
 	if b, err := s.backend(); err == nil {
 		b.touch(run)
 	}
-}
-
-// touchNow sets the modification time of the stamp file p, creating it; it
-// never follows a symlink or opens anything but a regular file.
-func (s *Store) touchNow(p string, now time.Time) {
-	f, err := fsx.OpenFile(p, os.O_WRONLY|os.O_CREATE, fileMode)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	tv := unix.NsecToTimeval(now.UnixNano())
-	unix.Futimes(int(f.Fd()), []unix.Timeval{tv, tv})
 }
 
 // missingRun is the error for a run that is not there: collected, when gc

@@ -13,8 +13,9 @@ const DefaultPageSize = 20
 // (by creation time, then id). Only committed values are listed (the rule
 // of committedValue): a descriptor that does not read, or whose content
 // file is missing or of the wrong size, is left out (verify reports it).
-// It holds the run's lock shared while it reads, so gc cannot collect the
-// run half-way through: the answer is the whole run or ErrCollected.
+// The answer is the whole run or ErrCollected, never part of a run gc
+// was collecting (in a runs-dir the run's lock is held shared while it
+// is read).
 func (s *Store) Values(run string) ([]Descriptor, error) {
 	rid, err := Sanitize(run)
 	if err != nil {

@@ -2,11 +2,17 @@ package retain
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/retval/retval/internal/fsx"
+	"golang.org/x/sys/unix"
 )
 
 // localBackend is a store in a runs-dir on the local file system: the
@@ -122,4 +128,160 @@ func (b *localBackend) openValue(rid ID, run, id string, vid ID, touch bool) (*V
 		s.Touch(rid)
 	}
 	return v, nil
+}
+
+func openContent(dir string, d *Descriptor) (*Value, error) {
+	if d.Compression != CompressNone && d.Compression != CompressZstd {
+		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
+	}
+	p := filepath.Join(dir, contentName(d.ID, d.Compression))
+	f, err := openStoreFile(p, os.O_RDONLY, fmt.Sprintf("value %q: content file", d.ID))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, Errorf(CodeCorrupt, "value %q: content file %s is missing (run retval verify)", d.ID, p)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() != d.StoredBytes {
+		f.Close()
+		return nil, Errorf(CodeCorrupt, "value %q: content file holds %d bytes, descriptor says %d (run retval verify)", d.ID, fi.Size(), d.StoredBytes)
+	}
+	// Reads check bytes against the descriptor, so the descriptor must
+	// describe this file: an empty read is checked by nothing else.
+	if d.Size < 0 || d.Compression == CompressNone && d.Size != d.StoredBytes || d.Size == 0 && d.SHA256 != emptySHA256 {
+		f.Close()
+		return nil, Errorf(CodeCorrupt, "value %q: descriptor says %d bytes (sha256 %.12s…) of a %d-byte content file (run retval verify)", d.ID, d.Size, d.SHA256, fi.Size())
+	}
+	v := &Value{Desc: *d, f: f, raw: f, blockNum: -1}
+	if d.Compression == CompressZstd {
+		zr, err := openZstd(f, d)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		v.zr, v.raw = zr, zr
+	}
+	if d.Size > IndexMinSize {
+		if ix, err := readIndex(filepath.Join(dir, linesName(d.ID)), d); err == nil {
+			v.index = ix
+		}
+	}
+	return v, nil
+}
+
+// committedValue is the one rule for "is this a committed value" (SPEC
+// §1): id's descriptor in dir reads (within MaxDescriptorSize, never
+// through a link) as value id's, with a known compression, and the content
+// file it names is a regular file of the size it records. Capacity,
+// listing, catalogue, run scans, verify and gc all ask this, so a damaged
+// run counts the same everywhere. The SHA-256 is not checked here (that is
+// every whole read's and verify's): a committed value is one a reader may
+// open, not one proven intact.
+//
+// The descriptor is returned whenever it parsed, also with a problem (the
+// content is missing, say); the problem is nil exactly when the value is
+// committed.
+func committedValue(dir string, id ID) (*Descriptor, *valueProblem) {
+	d, err := readDescriptor(filepath.Join(dir, metaName(id)))
+	if prob := describes(id, d, err); prob != nil {
+		return d, prob
+	}
+	name := contentName(id, d.Compression)
+	bad := func(format string, args ...any) (*Descriptor, *valueProblem) {
+		return d, &valueProblem{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}
+	}
+	fi, err := os.Lstat(filepath.Join(dir, name))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return d, &valueProblem{File: name, Kind: ProblemMissing, Message: fmt.Sprintf("content file missing: %s has no %s", metaName(id), name)}
+	case err != nil:
+		return bad("cannot open content: %v", err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return bad("content file is a symlink")
+	case !fi.Mode().IsRegular():
+		return bad("content is not a regular file")
+	case fi.Size() != d.StoredBytes:
+		return bad("content file holds %d bytes, descriptor says %d", fi.Size(), d.StoredBytes)
+	}
+	return d, nil
+}
+
+// checkRunDir refuses a run directory that is not a plain directory owned
+// by us: a symlink is never followed, and another user's directory is never
+// written into or trusted.
+func checkRunDir(path string, fi fs.FileInfo) error {
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return Errorf(CodeCorrupt, "%s is not a directory (symlinks are never followed)", path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return Errorf(CodeCorrupt, "%s belongs to uid %d, not to us (uid %d): refusing it", path, st.Uid, os.Geteuid())
+	}
+	return nil
+}
+
+// lookupRun checks that run exists, returning its directory, or the
+// not-found or collected error a reader should see.
+func (s *Store) lookupRun(run ID) (string, error) {
+	dir := s.RunDir(run)
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", s.missingRun(run)
+	}
+	if err != nil {
+		return "", err
+	}
+	return dir, checkRunDir(dir, fi)
+}
+
+// touchNow sets the modification time of the stamp file p, creating it; it
+// never follows a symlink or opens anything but a regular file.
+func (s *Store) touchNow(p string, now time.Time) {
+	f, err := fsx.OpenFile(p, os.O_WRONLY|os.O_CREATE, fileMode)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	tv := unix.NsecToTimeval(now.UnixNano())
+	unix.Futimes(int(f.Fd()), []unix.Timeval{tv, tv})
+}
+
+// nearestIDs returns the value ids of the run directory dir nearest to id.
+func nearestIDs(dir, id string) []ID {
+	want := strings.TrimPrefix(id, "#")
+	if len(want) < 2 {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(maxScanned)
+	return nearestAmong(names, id)
+}
+
+// readIndex loads and checks the index of a value described by d.
+func readIndex(path string, d *Descriptor) (*Index, error) {
+	f, err := openStoreFile(path, os.O_RDONLY, "line index")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxIndexSize || fi.Size() < indexHeader+8 {
+		return nil, errBadIndex
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, err
+	}
+	return parseIndex(b, d)
 }

@@ -17,6 +17,16 @@ import (
 	"github.com/retval/retval/internal/fsx"
 )
 
+// gc in a runs-dir: the collector's lock .retval/gc.lock, each run's lock
+// taken exclusively, and a rename into .retval/trash before a run's
+// files are deleted, so that no reader sees half a run.
+
+// The collector's names under the runs-dir's .retval directory.
+const (
+	collectorLockName = "gc.lock"
+	trashDirName      = "trash"
+)
+
 func (s *Store) runsDirErr(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.Dir)
@@ -344,3 +354,6 @@ func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time
 	}
 	return removed, fails, nil
 }
+
+// gcReadOnly is what a gc on a store it cannot write is told.
+const gcReadOnly = "gc can collect nothing there; run it where the store is writable (gc --dry-run shows what it would do)"

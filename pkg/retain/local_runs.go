@@ -136,17 +136,6 @@ func (b *localBackend) scanRunEntries(run ID) (*RunInfo, error) {
 	return ri, nil
 }
 
-func (b *localBackend) countValues(ri *RunInfo) {
-	ri.Values = 0
-	for _, e := range ri.Entries {
-		if e.Kind == KindValue && e.Name == metaName(e.Value) {
-			if _, prob := committedValue(ri.Dir, e.Value); prob == nil {
-				ri.Values++
-			}
-		}
-	}
-}
-
 // readDirInfo lists dir with each entry's lstat information.
 func readDirInfo(dir string) ([]fs.FileInfo, error) {
 	ents, err := os.ReadDir(dir)

@@ -170,3 +170,36 @@ func mkdirAllSynced(dir string) error {
 	}
 	return syncDir(parent)
 }
+
+// LockRunExclusive takes run's lock exclusively without waiting, as gc
+// does before it changes a run: it fails with an ErrBusy error when a
+// writer holds the lock. The lock file is created if the run has none.
+func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
+	dir, err := s.lookupRun(run)
+	if err != nil {
+		return nil, err
+	}
+	lp := filepath.Join(dir, lockName)
+	f, err := openRunLock(run, dir, os.O_RDWR|os.O_CREATE)
+	if err != nil {
+		return nil, err
+	}
+	if err := flock.TryExclusive(f); err != nil {
+		f.Close()
+		if errors.Is(err, flock.ErrBusy) {
+			return nil, errRunBusy(run)
+		}
+		return nil, err
+	}
+	fi1, err1 := f.Stat()
+	fi2, err2 := os.Lstat(lp)
+	if err1 != nil || err2 != nil || !os.SameFile(fi1, fi2) {
+		f.Close()
+		return nil, errRunBusy(run)
+	}
+	return &RunLock{Run: run, Dir: dir, f: f}, nil
+}
+
+func errRunBusy(run ID) error {
+	return &Error{Code: CodeBusy, Err: fmt.Errorf("run %s: a writer holds its lock", run)}
+}

@@ -2,7 +2,6 @@ package retain
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -46,21 +45,6 @@ const maxNearest = 3
 // run holds at most a few thousand files, and a hostile one must not make
 // a typo slow.
 const maxScanned = 1 << 16
-
-// nearestIDs returns the value ids of the run directory dir nearest to id.
-func nearestIDs(dir, id string) []ID {
-	want := strings.TrimPrefix(id, "#")
-	if len(want) < 2 {
-		return nil
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	names, _ := f.Readdirnames(maxScanned)
-	return nearestAmong(names, id)
-}
 
 // nearestAmong ranks the values whose descriptors are among names (the
 // entries of a run) by their distance to id.

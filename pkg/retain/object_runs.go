@@ -204,19 +204,6 @@ func entryObjects(ri *RunInfo) map[string]s3store.Object {
 	return objs
 }
 
-// countValues is CountValues by objCommitted, the one rule.
-func (o *objStore) countValues(ri *RunInfo) {
-	ri.Values = 0
-	objs := entryObjects(ri)
-	for _, e := range ri.Entries {
-		if e.Kind == KindValue && e.Name == metaName(e.Value) {
-			if _, prob := o.objCommitted(ri.Run, e.Value, objs); prob == nil {
-				ri.Values++
-			}
-		}
-	}
-}
-
 // runBusy: there are no locks on object storage; a run in use is active
 // by its times.
 func (o *objStore) runBusy(ID) (bool, error) { return false, nil }

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/retval/retval/internal/xxh3"
 )
@@ -58,50 +56,6 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 		return nil, err
 	}
 	return b.openValue(rid, run, id, vid, touch)
-}
-
-func openContent(dir string, d *Descriptor) (*Value, error) {
-	if d.Compression != CompressNone && d.Compression != CompressZstd {
-		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
-	}
-	p := filepath.Join(dir, contentName(d.ID, d.Compression))
-	f, err := openStoreFile(p, os.O_RDONLY, fmt.Sprintf("value %q: content file", d.ID))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, Errorf(CodeCorrupt, "value %q: content file %s is missing (run retval verify)", d.ID, p)
-		}
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() != d.StoredBytes {
-		f.Close()
-		return nil, Errorf(CodeCorrupt, "value %q: content file holds %d bytes, descriptor says %d (run retval verify)", d.ID, fi.Size(), d.StoredBytes)
-	}
-	// Reads check bytes against the descriptor, so the descriptor must
-	// describe this file: an empty read is checked by nothing else.
-	if d.Size < 0 || d.Compression == CompressNone && d.Size != d.StoredBytes || d.Size == 0 && d.SHA256 != emptySHA256 {
-		f.Close()
-		return nil, Errorf(CodeCorrupt, "value %q: descriptor says %d bytes (sha256 %.12s…) of a %d-byte content file (run retval verify)", d.ID, d.Size, d.SHA256, fi.Size())
-	}
-	v := &Value{Desc: *d, f: f, raw: f, blockNum: -1}
-	if d.Compression == CompressZstd {
-		zr, err := openZstd(f, d)
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		v.zr, v.raw = zr, zr
-	}
-	if d.Size > IndexMinSize {
-		if ix, err := readIndex(filepath.Join(dir, linesName(d.ID)), d); err == nil {
-			v.index = ix
-		}
-	}
-	return v, nil
 }
 
 // Close releases the value's file.

@@ -2,13 +2,8 @@ package retain
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
-
-	"github.com/retval/retval/internal/flock"
 )
 
 // EntryKind says what an entry of a run directory is to the store.
@@ -175,8 +170,18 @@ func (s *Store) ScanRunEntries(run ID) (*RunInfo, error) {
 // by the one rule (committedValue): it reads every descriptor
 // ScanRunEntries found.
 func (s *Store) CountValues(ri *RunInfo) {
-	if b, err := s.backend(); err == nil {
-		b.countValues(ri)
+	b, err := s.backend()
+	if err != nil {
+		return
+	}
+	committed := b.committedIn(ri)
+	ri.Values = 0
+	for _, e := range ri.Entries {
+		if e.Kind == KindValue && e.Name == metaName(e.Value) {
+			if _, prob := committed(e.Value); prob == nil {
+				ri.Values++
+			}
+		}
 	}
 }
 
@@ -190,37 +195,4 @@ func (s *Store) RunBusy(run ID) (bool, error) {
 		return false, err
 	}
 	return b.runBusy(run)
-}
-
-// LockRunExclusive takes run's lock exclusively without waiting, as gc
-// does before it changes a run: it fails with an ErrBusy error when a
-// writer holds the lock. The lock file is created if the run has none.
-func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
-	dir, err := s.lookupRun(run)
-	if err != nil {
-		return nil, err
-	}
-	lp := filepath.Join(dir, lockName)
-	f, err := openRunLock(run, dir, os.O_RDWR|os.O_CREATE)
-	if err != nil {
-		return nil, err
-	}
-	if err := flock.TryExclusive(f); err != nil {
-		f.Close()
-		if errors.Is(err, flock.ErrBusy) {
-			return nil, errRunBusy(run)
-		}
-		return nil, err
-	}
-	fi1, err1 := f.Stat()
-	fi2, err2 := os.Lstat(lp)
-	if err1 != nil || err2 != nil || !os.SameFile(fi1, fi2) {
-		f.Close()
-		return nil, errRunBusy(run)
-	}
-	return &RunLock{Run: run, Dir: dir, f: f}, nil
-}
-
-func errRunBusy(run ID) error {
-	return &Error{Code: CodeBusy, Err: fmt.Errorf("run %s: a writer holds its lock", run)}
 }
