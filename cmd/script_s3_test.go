@@ -15,6 +15,7 @@ import (
 	"github.com/retval/retval/pkg/retain"
 	"github.com/retval/retval/pkg/retain/s3store"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rogpeppe/go-internal/txtar"
 )
 
 func init() {
@@ -84,6 +85,31 @@ var s3Scripts = []string{
 // s3Skip are scripts the patterns above match that are about the local
 // store's files alone.
 var s3Skip = []string{"resolve_ledger.txtar"}
+
+// objectStorageOnly reports whether the script at path is about object
+// storage alone: it begins its commands by skipping itself without it
+// ("[!s3] skip"). TestScript leaves such a script to TestScriptS3, which
+// must then run it.
+func objectStorageOnly(t *testing.T, path string) bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := txtar.Parse(b)
+	for _, line := range strings.Split(string(a.Comment), "\n") {
+		if strings.HasPrefix(line, "[!s3] skip") {
+			if !slices.ContainsFunc(s3Scripts, func(pat string) bool {
+				ok, _ := filepath.Match(pat, filepath.Base(path))
+				return ok
+			}) {
+				t.Errorf("%s is about object storage alone, and TestScriptS3 does not run it (add it to s3Scripts)", filepath.Base(path))
+			}
+			return true
+		}
+	}
+	return false
+}
 
 // TestScriptS3 runs the contract scripts again with the store on object
 // storage — the in-memory fake and a real S3-compatible server (versitygw),

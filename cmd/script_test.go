@@ -31,9 +31,21 @@ func (s stopS3After) Run() int {
 
 // TestScript runs the end-to-end scripts in testdata/script, one per
 // feature. Each runs retval as a separate process, as a harness does.
+// Scripts about object storage alone are TestScriptS3's: left out here
+// rather than skipped.
 func TestScript(t *testing.T) {
+	all, err := filepath.Glob("../testdata/script/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range all {
+		if !objectStorageOnly(t, f) {
+			files = append(files, f)
+		}
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 "../testdata/script",
+		Files:               files,
 		RequireExplicitExec: false,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("RETVAL_RUNS_DIR", e.WorkDir+"/runs")

@@ -11,8 +11,8 @@
 //
 // The versitygw binary is found as $VERSITYGW, on $PATH, or where the CI
 // script caches it ($HOME/.cache/retval-ci/versitygw@<version>/versitygw).
-// Without it a versitygw test skips — the only skip of an S3 test — except
-// under CI=true, where a missing server fails it.
+// Without it Each runs a test against the fake alone (no subtest is
+// skipped), except under CI=true, where a missing server fails the test.
 package s3test
 
 import (
@@ -59,15 +59,23 @@ type Server struct {
 	done chan struct{}
 }
 
-// Each runs f as a subtest against each server: "fake", a fresh
-// in-memory server of the test's own, and "versitygw", the binary's
-// shared gateway (skipped where it is not installed, failed under
-// CI=true). A test that runs f against both is the one S3 test.
+// Each runs f as a subtest against each server there is: "fake", a fresh
+// in-memory server of the test's own, always; and "versitygw", the
+// binary's shared gateway, where the binary is installed, and always
+// under CI=true, where a missing one fails the test. Without versitygw
+// there is no such subtest rather than a skipped one: a plain go test
+// runs every S3 test, against the fake, and skips none.
 func Each(t *testing.T, f func(t *testing.T, srv *Server)) {
 	t.Helper()
 	t.Run("fake", func(t *testing.T) { f(t, Fake(t)) })
-	t.Run("versitygw", func(t *testing.T) { f(t, Shared(t)) })
+	if HaveVersitygw() {
+		t.Run("versitygw", func(t *testing.T) { f(t, Shared(t)) })
+	}
 }
+
+// HaveVersitygw reports whether the tests run against versitygw too: its
+// binary is installed, or CI=true demands it.
+func HaveVersitygw() bool { return Binary() != "" || os.Getenv("CI") == "true" }
 
 // Fake starts an in-memory server of the test's own, served over HTTP on
 // 127.0.0.1 as well, stopped when the test ends. Its clock is time.Now.
@@ -166,18 +174,6 @@ func StopShared() {
 		shared.Stop()
 		os.RemoveAll(shared.Root)
 	}
-}
-
-// Start starts a server of the test's own, stopped when the test ends.
-func Start(t testing.TB) *Server {
-	t.Helper()
-	bin := need(t)
-	s, err := start(bin, t.TempDir())
-	if err != nil {
-		t.Fatalf("starting versitygw: %v", err)
-	}
-	t.Cleanup(s.Stop)
-	return s
 }
 
 func need(t testing.TB) string {

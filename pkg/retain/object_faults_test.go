@@ -76,3 +76,61 @@ func testObjectDescriptorCreateAnswerLost(t *testing.T, srv *s3test.Server) {
 		})
 	}
 }
+
+// A writer whose check after the commit fails (here a 500 on the HEAD of
+// its content) takes its descriptor back; when that delete fails too (a
+// second 500), the descriptor is still there, naming the content, which
+// must then stay: deleting it would leave a value whose content is
+// missing. The input goes out verbatim; the
+// value stays whole (no stub names it), and verify finds nothing wrong.
+func TestObjectTakeBackFailsKeepsContent(t *testing.T) {
+	s3test.Each(t, testObjectTakeBackFailsKeepsContent)
+}
+
+func testObjectTakeBackFailsKeepsContent(t *testing.T, srv *s3test.Server) {
+	for _, fault := range []struct {
+		name  string
+		fault s3fake.Fault
+	}{{"refused", s3fake.InternalError()}, {"reset", s3fake.Reset()}, {"dropped", s3fake.Drop()}} {
+		t.Run(fault.name, func(t *testing.T) {
+			s, _, f := faultyStore(t, srv)
+			f.Add(s3fake.Rule{Match: func(c s3fake.Call) bool {
+				return c.Op == s3fake.OpHead && strings.HasSuffix(c.Key, "/r.values/c1.txt")
+			}, Times: 1, Fault: s3fake.InternalError()})
+			f.Add(s3fake.Rule{Match: func(c s3fake.Call) bool {
+				return c.Op == s3fake.OpDelete && strings.HasSuffix(c.Key, "/r.values/c1.meta.json")
+			}, Times: 1, Fault: fault.fault})
+			in := numbered(3000)
+			var out bytes.Buffer
+			res, err := s.Retain(bytes.NewReader(in), &out, RetainOptions{Run: "r", Call: "c1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Injected(s3fake.KindFail)+f.Injected(fault.fault.Kind) < 2 {
+				t.Fatalf("the faults did not land: %v", f.Calls())
+			}
+			if res.Retained || !bytes.Equal(out.Bytes(), in) {
+				t.Fatalf("retain after a failed check: %+v, %d bytes out; want the input verbatim", res, out.Len())
+			}
+			rep, err := s.Verify(VerifyOptions{})
+			if err != nil || rep.Missing != 0 || rep.Corrupt != 0 {
+				t.Fatalf("verify after the failed take-back: %+v, %v", rep, err)
+			}
+			if rep.Values == 1 {
+				got, err := readValue(s, "r", "c1")
+				if err != nil || !bytes.Equal(got, in) {
+					t.Fatalf("the value left reads %d bytes of %d: %v", len(got), len(in), err)
+				}
+			}
+		})
+	}
+}
+
+func readValue(s *Store, run, id string) ([]byte, error) {
+	v, err := s.OpenValue(run, id)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	return io.ReadAll(v.Section(0, v.Size()))
+}

@@ -167,7 +167,13 @@ func (ow *objWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reader)
 		return nil
 	}
 	if err := check(); err != nil {
-		o.b.DeleteIf(o.ctx, metaKey, etag)
+		// The descriptor is taken back before its content; while it may
+		// still be there (the delete failed, or its answer was lost),
+		// the content it names stays: a whole value no stub names, never
+		// a descriptor without its content.
+		if derr := o.b.DeleteIf(o.ctx, metaKey, etag); derr != nil && !errors.Is(derr, s3store.ErrChanged) {
+			return w.fallbackAfterWrite(nil, in, err)
+		}
 		return undo(err)
 	}
 	if terr == nil && !testHookObjDiesBeforeTombstone {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retval/retval/internal/s3test"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -154,6 +155,7 @@ func BenchmarkValuePage(b *testing.B) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	s3test.StopShared()
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}

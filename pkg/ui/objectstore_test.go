@@ -12,8 +12,9 @@ import (
 // The page works on object storage through the store's own methods: the
 // runs, a timeline, a value's lines read back, its lines and outline,
 // all as on a runs-dir, and nothing is written to the bucket.
-func TestObjectStore(t *testing.T) {
-	srv := s3test.Start(t)
+func TestObjectStore(t *testing.T) { s3test.Each(t, testObjectStore) }
+
+func testObjectStore(t *testing.T, srv *s3test.Server) {
 	srv.SetEnv(t)
 	bucket := srv.NewBucket(t)
 	s := &retain.Store{Dir: "s3://" + bucket + "/runs", Now: func() time.Time { return testNow }}
