@@ -46,7 +46,7 @@ type backend interface {
 	// beginWrite begins a retain of value id into run (made if needed).
 	beginWrite(run, id ID) (valueWrite, error)
 	// openValue opens value vid of run (typed as run and id were given).
-	openValue(run ID, typedRun, typedID string, vid ID, touch bool) (*Value, error)
+	openValue(run ID, typedRun, typedID string, vid ID, touch bool) (*openedValue, error)
 
 	// The read log.
 
@@ -56,8 +56,10 @@ type backend interface {
 	// scanReads calls f with each record, oldest first (ScanReads).
 	scanReads(run ID, f func(*Read)) (ReadLogInfo, error)
 
-	// openStepLedger opens step's ledger in run (OpenStepLedger).
-	openStepLedger(run, step ID) (*StepLedger, error)
+	// openStepLedger opens step's ledger in run (OpenStepLedger): the
+	// hold on it, what it recorded, and why the step is counted in memory
+	// (a store that cannot be written), if it is.
+	openStepLedger(run, step ID) (held ledgerHold, spent StepSpent, inMemory error, err error)
 
 	// Tombstones and gc's other records (tombstone.go).
 
@@ -91,8 +93,8 @@ type backend interface {
 	// gc.
 
 	// lockCollector takes the one collector's hold on the store
-	// (LockCollector).
-	lockCollector(create bool) (*CollectorLock, error)
+	// (LockCollector); release is nil when nothing is held.
+	lockCollector(create bool) (release func(), err error)
 	// openCollection opens the store for collection (OpenCollection).
 	openCollection(create bool) (collection, error)
 }

@@ -1,7 +1,6 @@
 package retain
 
 import (
-	"bytes"
 	"container/list"
 	"path/filepath"
 	"sync"
@@ -61,9 +60,8 @@ type pendingCache struct {
 	metaID, conID fileID
 }
 
-// get returns a new Value over a cached entry of the descriptor at meta in
-// dir, or nil.
-func (c *ValueCache) get(dir, meta string) *Value {
+// get returns the cached entry of the descriptor at meta in dir, or nil.
+func (c *ValueCache) get(dir, meta string) *openedValue {
 	if c == nil {
 		return nil
 	}
@@ -91,22 +89,23 @@ func (c *ValueCache) get(dir, meta string) *Value {
 		c.lru.MoveToFront(e)
 	}
 	c.mu.Unlock()
-	return &Value{Desc: cv.desc, raw: bytes.NewReader(cv.data), whole: cv.data, wholeChecked: true, blockNum: -1}
+	return &openedValue{desc: cv.desc, whole: cv.data}
 }
 
-// pending is what v needs to enter the cache once read, or nil where it
-// cannot: no cache, a value too large to be read whole, a file whose
-// identity cannot be asked. metaID is the descriptor's identity, asked
-// before the descriptor was read.
-func (c *ValueCache) pending(meta string, metaID fileID, v *Value) *pendingCache {
-	if c == nil || v.f == nil || v.Desc.Size > IndexMinSize || v.Desc.Size > c.limit() {
+// pending is how op enters the cache once read whole and checked, or nil
+// where it cannot: no cache, a value too large to be read whole, a file
+// whose identity cannot be asked. metaID is the descriptor's identity,
+// asked before the descriptor was read.
+func (c *ValueCache) pending(meta string, metaID fileID, op *openedValue) func(Descriptor, []byte) {
+	if c == nil || op.f == nil || op.desc.Size > IndexMinSize || op.desc.Size > c.limit() {
 		return nil
 	}
-	conID, ok := fstatID(v.f)
+	conID, ok := fstatID(op.f)
 	if !ok {
 		return nil
 	}
-	return &pendingCache{c: c, meta: meta, metaID: metaID, conID: conID}
+	p := &pendingCache{c: c, meta: meta, metaID: metaID, conID: conID}
+	return p.add
 }
 
 // add enters a value whose bytes were just checked.

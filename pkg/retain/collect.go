@@ -101,7 +101,11 @@ func (s *Store) LockCollector(create bool) (*CollectorLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.lockCollector(create)
+	release, err := b.lockCollector(create)
+	if err != nil {
+		return nil, err
+	}
+	return &CollectorLock{release: release}, nil
 }
 
 // TrashEntry is what an interrupted collection left in .retval/trash.

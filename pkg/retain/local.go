@@ -78,7 +78,7 @@ func (b *localBackend) values(run ID) ([]Descriptor, error) {
 	return out, nil
 }
 
-func (b *localBackend) openValue(rid ID, run, id string, vid ID, touch bool) (*Value, error) {
+func (b *localBackend) openValue(rid ID, run, id string, vid ID, touch bool) (*openedValue, error) {
 	s := b.s
 	dir, err := s.lookupRun(rid)
 	if err != nil {
@@ -93,12 +93,11 @@ func (b *localBackend) openValue(rid ID, run, id string, vid ID, touch bool) (*V
 		return err
 	}
 	meta := filepath.Join(dir, metaName(vid))
-	if v := s.Cache.get(dir, meta); v != nil {
-		v.Run = rid
+	if op := s.Cache.get(dir, meta); op != nil {
 		if touch {
-			s.Touch(rid)
+			b.touch(rid)
 		}
-		return v, nil
+		return op, nil
 	}
 	var metaID fileID
 	if s.Cache != nil {
@@ -116,21 +115,20 @@ func (b *localBackend) openValue(rid ID, run, id string, vid ID, touch bool) (*V
 	if d.ID != vid {
 		return nil, Errorf(CodeCorrupt, "descriptor of %q names value %q", vid, d.ID)
 	}
-	v, err := openContent(dir, d)
+	op, err := openContent(dir, d)
 	if err != nil {
 		return nil, gone(err)
 	}
 	if metaID != (fileID{}) {
-		v.cache = s.Cache.pending(meta, metaID, v)
+		op.onWhole = s.Cache.pending(meta, metaID, op)
 	}
-	v.Run = rid
 	if touch {
-		s.Touch(rid)
+		b.touch(rid)
 	}
-	return v, nil
+	return op, nil
 }
 
-func openContent(dir string, d *Descriptor) (*Value, error) {
+func openContent(dir string, d *Descriptor) (*openedValue, error) {
 	if d.Compression != CompressNone && d.Compression != CompressZstd {
 		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
 	}
@@ -157,21 +155,13 @@ func openContent(dir string, d *Descriptor) (*Value, error) {
 		f.Close()
 		return nil, Errorf(CodeCorrupt, "value %q: descriptor says %d bytes (sha256 %.12s…) of a %d-byte content file (run retval verify)", d.ID, d.Size, d.SHA256, fi.Size())
 	}
-	v := &Value{Desc: *d, f: f, raw: f, blockNum: -1}
-	if d.Compression == CompressZstd {
-		zr, err := openZstd(f, d)
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		v.zr, v.raw = zr, zr
-	}
+	op := &openedValue{desc: *d, f: f, raw: f}
 	if d.Size > IndexMinSize {
 		if ix, err := readIndex(filepath.Join(dir, linesName(d.ID)), d); err == nil {
-			v.index = ix
+			op.index = ix
 		}
 	}
-	return v, nil
+	return op, nil
 }
 
 // committedValue is the one rule for "is this a committed value" (SPEC

@@ -86,7 +86,7 @@ func (c *localCollection) close() {
 	c.root.Close()
 }
 
-func (b *localBackend) lockCollector(create bool) (*CollectorLock, error) {
+func (b *localBackend) lockCollector(create bool) (release func(), err error) {
 	s := b.s
 	c, err := b.openLocalCollection(create)
 	if err != nil {
@@ -94,7 +94,7 @@ func (b *localBackend) lockCollector(create bool) (*CollectorLock, error) {
 	}
 	defer c.close()
 	if c.own == nil {
-		return &CollectorLock{}, nil
+		return nil, nil
 	}
 	flags := os.O_RDONLY
 	if create {
@@ -102,7 +102,7 @@ func (b *localBackend) lockCollector(create bool) (*CollectorLock, error) {
 	}
 	f, err := c.own.OpenFile(collectorLockName, flags, fileMode)
 	if !create && errors.Is(err, fs.ErrNotExist) {
-		return &CollectorLock{}, nil
+		return nil, nil
 	}
 	if isRefusal(err) {
 		return nil, Errorf(CodeCorrupt, "%v; gc never locks through a link or a special file: remove it and run gc again", err)
@@ -120,7 +120,7 @@ func (b *localBackend) lockCollector(create bool) (*CollectorLock, error) {
 		}
 		return nil, err
 	}
-	return &CollectorLock{release: func() { f.Close() }}, nil
+	return func() { f.Close() }, nil
 }
 
 func (c *localCollection) trash() ([]TrashEntry, error) {

@@ -13,27 +13,31 @@ import (
 // openStepLedger holds the run's lock shared (gc leaves the run alone)
 // and the ledger's own lock exclusive (another process spending on the
 // same step waits), until Close.
-func (b *localBackend) openStepLedger(run, step ID) (*StepLedger, error) {
+func (b *localBackend) openStepLedger(run, step ID) (ledgerHold, StepSpent, error, error) {
 	lock, err := b.s.LockRun(run)
 	if err != nil {
-		return nil, err
+		return nil, StepSpent{}, nil, err
 	}
-	h := &localLedger{lock: lock}
-	l := &StepLedger{step: step, held: h}
-	if err := h.open(l); err != nil {
+	h := &localLedger{lock: lock, step: step}
+	if err := h.open(); err != nil {
 		lock.Unlock()
-		return nil, err
+		return nil, StepSpent{}, nil, err
 	}
-	return l, nil
+	return h, h.spent, h.inMemory, nil
 }
 
 // localLedger is a ledger file in the run's .steps, held locked.
 type localLedger struct {
 	lock *RunLock
 	f    *os.File // nil when the step is counted in memory
+	step ID
+	// What open found: the ledger's record, and why the step is counted
+	// in memory (StepLedger.InMemory).
+	spent    StepSpent
+	inMemory error
 }
 
-func (h *localLedger) open(l *StepLedger) error {
+func (h *localLedger) open() error {
 	root, err := fsx.OpenRoot(h.lock.Dir)
 	if err != nil {
 		return err
@@ -41,7 +45,7 @@ func (h *localLedger) open(l *StepLedger) error {
 	defer root.Close()
 	steps, err := root.MkdirOpen(stepsDirName, dirMode)
 	if readOnly(err) {
-		return h.openInMemory(l, root, err)
+		return h.openInMemory(root, err)
 	}
 	if err != nil {
 		if fsx.Refused(err) || errors.Is(err, fsx.ErrNotDir) {
@@ -50,11 +54,11 @@ func (h *localLedger) open(l *StepLedger) error {
 		return err
 	}
 	defer steps.Close()
-	name := stepName(l.step)
+	name := stepName(h.step)
 	p := steps.Join(name)
 	f, err := steps.OpenFile(name, os.O_RDWR|os.O_CREATE, fileMode)
 	if readOnly(err) {
-		return h.openInMemory(l, root, err)
+		return h.openInMemory(root, err)
 	}
 	switch {
 	case errors.Is(err, fsx.ErrSymlink):
@@ -87,11 +91,11 @@ func (h *localLedger) open(l *StepLedger) error {
 		return nil
 	}
 	var rec ledgerRecord
-	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != h.step || rec.Lookups < 0 || rec.Bytes < 0 {
 		f.Close()
 		return Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
 	}
-	l.spent = rec.StepSpent
+	h.spent = rec.StepSpent
 	return nil
 }
 
@@ -99,8 +103,8 @@ func (h *localLedger) open(l *StepLedger) error {
 // failed write): the step's ledger, if there is one, is read (never
 // through a link, within its bound) and the step counted on from it in
 // memory.
-func (h *localLedger) openInMemory(l *StepLedger, root *fsx.Dir, why error) error {
-	l.inMemory = &ReadOnlyError{Dir: root.Path(), Err: why}
+func (h *localLedger) openInMemory(root *fsx.Dir, why error) error {
+	h.inMemory = &ReadOnlyError{Dir: root.Path(), Err: why}
 	steps, err := root.OpenDir(stepsDirName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no step was ever kept here
@@ -109,8 +113,8 @@ func (h *localLedger) openInMemory(l *StepLedger, root *fsx.Dir, why error) erro
 		return err
 	}
 	defer steps.Close()
-	p := steps.Join(stepName(l.step))
-	b, err := steps.ReadFile(stepName(l.step), maxLedgerSize)
+	p := steps.Join(stepName(h.step))
+	b, err := steps.ReadFile(stepName(h.step), maxLedgerSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -121,11 +125,11 @@ func (h *localLedger) openInMemory(l *StepLedger, root *fsx.Dir, why error) erro
 	}
 	var rec ledgerRecord
 	if len(b) > 0 {
-		if err := json.Unmarshal(b, &rec); err != nil || rec.Step != l.step || rec.Lookups < 0 || rec.Bytes < 0 {
+		if err := json.Unmarshal(b, &rec); err != nil || rec.Step != h.step || rec.Lookups < 0 || rec.Bytes < 0 {
 			return Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", p)
 		}
 	}
-	l.spent = rec.StepSpent
+	h.spent = rec.StepSpent
 	return nil
 }
 

@@ -3,7 +3,6 @@ package retain
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,12 +51,13 @@ func (lw *localWrite) spool() (*os.File, func(f *os.File, off, n int64), error) 
 // commit makes the value exist: content, index, descriptor, each synced and
 // renamed into place, under the run directory's exclusive flock so that the
 // conflict and capacity checks and the renames are one step for writers.
-func (lw *localWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reader) (*Result, error) {
+func (lw *localWrite) commit(c *commitReq) commitResult {
+	d, stored := c.d, c.stored
 	var index *os.File
-	if w.st.size > IndexMinSize {
-		f, err := lw.writeIndex(w)
+	if c.index != nil {
+		f, err := lw.writeIndex(c)
 		if err != nil {
-			return w.fallbackAfterWrite(nil, in, err)
+			return commitResult{failed: err}
 		}
 		index = f
 		defer func() {
@@ -68,53 +68,53 @@ func (lw *localWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reade
 
 	dirf, err := os.Open(lw.dir)
 	if err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
+		return commitResult{failed: err}
 	}
 	defer dirf.Close()
 	if err := flock.Exclusive(dirf); err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
+		return commitResult{failed: err}
 	}
 	defer flock.Unlock(dirf)
 
-	contentPath := filepath.Join(lw.dir, contentName(w.id, w.comp))
-	metaPath := filepath.Join(lw.dir, metaName(w.id))
+	contentPath := filepath.Join(lw.dir, contentName(c.id, c.comp))
+	metaPath := filepath.Join(lw.dir, metaName(c.id))
 	// The same value again comes before every limit: it is a no-op.
 	if old, err := readDescriptor(metaPath); err == nil {
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
-			return nil, w.conflict(old)
+			return commitResult{conflict: old}
 		}
-		return lw.again(w, old, stored, index, in)
+		return lw.again(c, old, index)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		// A damaged descriptor: the model still gets the output.
-		return w.fallbackAfterWrite(nil, in, err)
+		return commitResult{failed: err}
 	}
-	if w.lim.MaxValueSize > 0 && d.Size > w.lim.MaxValueSize {
-		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, w.lim.MaxValueSize))
+	if c.lim.MaxValueSize > 0 && d.Size > c.lim.MaxValueSize {
+		return commitResult{full: fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, c.lim.MaxValueSize)}
 	}
 
-	if reason, err := lw.capacity(w, d); err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
+	if reason, err := lw.capacity(c, d); err != nil {
+		return commitResult{failed: err}
 	} else if reason != "" {
-		return w.atCapacity(d, reason)
+		return commitResult{full: reason}
 	}
 
-	d.Created = w.store.now().UTC().Truncate(1e9)
+	d.Created = c.now().UTC().Truncate(1e9)
 	d.StoredBytes = stored
 	body, err := marshalDescriptor(d)
 	if err != nil {
-		return nil, err
+		return commitResult{err: err}
 	}
-	undo := func(err error) (*Result, error) {
+	undo := func(err error) commitResult {
 		os.Remove(metaPath)
 		os.Remove(contentPath)
-		os.Remove(filepath.Join(lw.dir, linesName(w.id)))
-		return w.fallbackAfterWrite(nil, in, err)
+		os.Remove(filepath.Join(lw.dir, linesName(c.id)))
+		return commitResult{failed: err}
 	}
-	if err := os.Rename(w.sink.File().Name(), contentPath); err != nil {
+	if err := os.Rename(c.content.Name(), contentPath); err != nil {
 		return undo(err)
 	}
 	if index != nil {
-		if err := os.Rename(index.Name(), filepath.Join(lw.dir, linesName(w.id))); err != nil {
+		if err := os.Rename(index.Name(), filepath.Join(lw.dir, linesName(c.id))); err != nil {
 			return undo(err)
 		}
 	}
@@ -123,9 +123,7 @@ func (lw *localWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reade
 	}
 	// The content file is now the value's; keep its descriptor but stop
 	// treating it as ours to remove.
-	w.sink.File().Close()
-	w.sink = nil
-	return &Result{Retained: true, Descriptor: d, Stub: w.retainedStub(d)}, nil
+	return commitResult{value: d, taken: true}
 }
 
 // again handles a retain of the bytes the call already holds. It is a
@@ -135,62 +133,62 @@ func (lw *localWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reade
 // renames as a first commit. A stub is printed only for a value that
 // verifies; otherwise the input goes out verbatim. The caller holds the
 // run directory's exclusive flock.
-func (lw *localWrite) again(w *writer, old *Descriptor, stored int64, index *os.File, in io.Reader) (*Result, error) {
+func (lw *localWrite) again(c *commitReq, old *Descriptor, index *os.File) commitResult {
 	var n int64
-	probs := lw.verify(w, old, &n)
+	probs := lw.verify(c, old, &n)
 	if len(probs) > 0 {
-		if err := lw.restore(w, old, stored, index, probs); err != nil {
-			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", w.id, w.runID, err))
+		if err := lw.restore(c, old, index, probs); err != nil {
+			return commitResult{failed: fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", c.id, c.run, err)}
 		}
-		if probs := lw.verify(w, old, &n); len(probs) > 0 {
-			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is still damaged after restoring it: %s (run retval verify)", w.id, w.runID, probs[0].Message))
+		if probs := lw.verify(c, old, &n); len(probs) > 0 {
+			return commitResult{failed: fmt.Errorf("value %q of run %q is still damaged after restoring it: %s (run retval verify)", c.id, c.run, probs[0].Message)}
 		}
-		if d, err := readDescriptor(filepath.Join(lw.dir, metaName(w.id))); err == nil {
+		if d, err := readDescriptor(filepath.Join(lw.dir, metaName(c.id))); err == nil {
 			old = d
 		}
 	}
-	w.store.touchNow(filepath.Join(lw.dir, activityName), w.store.now())
+	lw.b.s.touchNow(filepath.Join(lw.dir, activityName), c.now())
 	// This retain's bytes are the value's, so its head and tail serve.
-	return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
+	return commitResult{value: old}
 }
 
 // restore puts this retain's content and index in place of the damaged
 // ones of old. Content stored in another representation than old's gets a
 // descriptor naming the new one (written last, the commit point), then
 // the old file is removed.
-func (lw *localWrite) restore(w *writer, old *Descriptor, stored int64, index *os.File, probs []Problem) error {
+func (lw *localWrite) restore(c *commitReq, old *Descriptor, index *os.File, probs []Problem) error {
 	bad := map[string]bool{}
 	for _, p := range probs {
 		bad[p.File] = true
 	}
-	oldContent := contentName(w.id, old.Compression)
-	contentBad := bad[oldContent] || bad[metaName(w.id)]
+	oldContent := contentName(c.id, old.Compression)
+	contentBad := bad[oldContent] || bad[metaName(c.id)]
 	if contentBad {
 		// The sink stays open: should the value still not verify, the
 		// input is read back from it. Its temporary name is gone, so
 		// dropping it removes nothing.
-		if err := os.Rename(w.sink.File().Name(), filepath.Join(lw.dir, contentName(w.id, w.comp))); err != nil {
+		if err := os.Rename(c.content.Name(), filepath.Join(lw.dir, contentName(c.id, c.comp))); err != nil {
 			return err
 		}
-		if _, body, changed, err := w.restoredDescriptor(old, stored); err != nil {
+		if _, body, changed, err := c.restoredDescriptor(old); err != nil {
 			return err
 		} else if changed {
-			if err := WriteFileAtomic(filepath.Join(lw.dir, metaName(w.id)), body, fileMode); err != nil {
-				if w.comp != old.Compression {
+			if err := WriteFileAtomic(filepath.Join(lw.dir, metaName(c.id)), body, fileMode); err != nil {
+				if c.comp != old.Compression {
 					// The new representation's file names no value: no debris.
-					os.Remove(filepath.Join(lw.dir, contentName(w.id, w.comp)))
+					os.Remove(filepath.Join(lw.dir, contentName(c.id, c.comp)))
 				}
 				return err
 			}
-			if w.comp != old.Compression {
+			if c.comp != old.Compression {
 				os.Remove(filepath.Join(lw.dir, oldContent))
 			}
 		}
 	}
-	lines := filepath.Join(lw.dir, linesName(w.id))
+	lines := filepath.Join(lw.dir, linesName(c.id))
 	// verify stops at bad content before it looks at the index, so new
 	// content gets this retain's index too.
-	if _, err := os.Lstat(lines); index != nil && (contentBad || bad[linesName(w.id)] || err != nil) {
+	if _, err := os.Lstat(lines); index != nil && (contentBad || bad[linesName(c.id)] || err != nil) {
 		if err := os.Rename(index.Name(), lines); err != nil {
 			return err
 		}
@@ -198,13 +196,12 @@ func (lw *localWrite) restore(w *writer, old *Descriptor, stored int64, index *o
 	return syncDir(lw.dir)
 }
 
-func (lw *localWrite) writeIndex(w *writer) (*os.File, error) {
-	f, err := createTemp(lw.dir, string(w.id)+"-lines-")
+func (lw *localWrite) writeIndex(c *commitReq) (*os.File, error) {
+	f, err := createTemp(lw.dir, string(c.id)+"-lines-")
 	if err != nil {
 		return nil, err
 	}
-	sum := w.st.sha.Sum(nil)
-	_, err = f.Write(w.st.index.finish(sum))
+	_, err = f.Write(c.index)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -217,8 +214,8 @@ func (lw *localWrite) writeIndex(w *writer) (*os.File, error) {
 }
 
 // capacity returns why the run cannot take d, or "".
-func (lw *localWrite) capacity(w *writer, d *Descriptor) (string, error) {
-	L := w.lim
+func (lw *localWrite) capacity(c *commitReq, d *Descriptor) (string, error) {
+	L := c.lim
 	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
 		return "", nil
 	}
@@ -239,11 +236,11 @@ func (lw *localWrite) capacity(w *writer, d *Descriptor) (string, error) {
 		n++
 		total += old.Size
 	}
-	return w.full(d, n, total), nil
+	return c.full(n, total), nil
 }
 
 // verify checks the value the call holds, as verify does.
-func (lw *localWrite) verify(w *writer, old *Descriptor, n *int64) []Problem {
+func (lw *localWrite) verify(c *commitReq, old *Descriptor, n *int64) []Problem {
 	committed := func(id ID) (*Descriptor, *valueProblem) { return committedValue(lw.dir, id) }
-	return verifyValue(lw.b, committed, w.runID, w.id, old.Size > IndexMinSize, n)
+	return verifyValue(lw.b, committed, c.run, c.id, old.Size > IndexMinSize, n)
 }

@@ -171,7 +171,7 @@ func (o *objStore) objCommitted(run, id ID, objs map[string]s3store.Object) (*De
 
 // openValue opens value id of run: its descriptor, its content through
 // ranged GETs, its index.
-func (o *objStore) openValue(rid ID, run, id string, vid ID, touch bool) (*Value, error) {
+func (o *objStore) openValue(rid ID, run, id string, vid ID, touch bool) (*openedValue, error) {
 	s := o.s
 	d, _, err := o.getDescriptor(rid, vid)
 	if errors.Is(err, s3store.ErrNotFound) {
@@ -190,13 +190,9 @@ func (o *objStore) openValue(rid ID, run, id string, vid ID, touch bool) (*Value
 	if touch {
 		wg.Go(func() { o.touch(rid) })
 	}
-	v, err := o.openContent(rid, d)
+	op, err := o.openContent(rid, d)
 	wg.Wait()
-	if err != nil {
-		return nil, err
-	}
-	v.Run = rid
-	return v, nil
+	return op, err
 }
 
 // gone is the error of a value of run found missing — its descriptor, or
@@ -226,7 +222,7 @@ func (o *objStore) contentGone(run, id ID, err error) error {
 	return o.gone(run, string(run), err)
 }
 
-func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
+func (o *objStore) openContent(run ID, d *Descriptor) (*openedValue, error) {
 	if d.Compression != CompressNone && d.Compression != CompressZstd {
 		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
 	}
@@ -255,20 +251,13 @@ func (o *objStore) openContent(run ID, d *Descriptor) (*Value, error) {
 	r := newObjReaderAt(o, key, st.Size)
 	// Content that disappears under a reader was deleted by gc.
 	r.gone = func(err error) error { return o.contentGone(run, d.ID, err) }
-	v := &Value{Desc: *d, raw: r, blockNum: -1}
-	if d.Compression == CompressZstd {
-		zr, err := openZstd(r, d)
-		if err != nil {
-			return nil, err
-		}
-		v.zr, v.raw = zr, zr
-	}
+	op := &openedValue{desc: *d, raw: r}
 	if index != nil {
 		if ix, err := parseIndex(index, d); err == nil {
-			v.index = ix
+			op.index = ix
 		}
 	}
-	return v, nil
+	return op, nil
 }
 
 // touch records read activity on run at most once an hour (as Touch).

@@ -111,7 +111,7 @@ func leaseHolder() string {
 // lockCollector is LockCollector on object storage: the lease, taken
 // with create; without it (a dry run) nothing is written, and a lease
 // another gc holds is still ErrBusy, as the lock is locally.
-func (o *objStore) lockCollector(create bool) (*CollectorLock, error) {
+func (o *objStore) lockCollector(create bool) (release func(), err error) {
 	s := o.s
 	busy := func(holder string, until time.Time) error {
 		return Errorf(CodeBusy, "another gc is running on %s (%s holds its lease until %s); try again when it is done", s.Dir, holder, until.UTC().Format(time.RFC3339))
@@ -119,7 +119,7 @@ func (o *objStore) lockCollector(create bool) (*CollectorLock, error) {
 	if !create {
 		b, cur, err := o.b.Get(o.ctx, leaseKey, 4<<10)
 		if errors.Is(err, s3store.ErrNotFound) {
-			return &CollectorLock{}, nil
+			return nil, nil
 		}
 		if err != nil {
 			return nil, o.ioErr(err)
@@ -138,7 +138,7 @@ func (o *objStore) lockCollector(create bool) (*CollectorLock, error) {
 		if until := cur.Modified.Add(time.Duration(held.TTLMs) * time.Millisecond); now.Before(until) {
 			return nil, busy(held.Holder, until)
 		}
-		return &CollectorLock{}, nil
+		return nil, nil
 	}
 	sent := leaseNow()
 	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
@@ -152,7 +152,7 @@ func (o *objStore) lockCollector(create bool) (*CollectorLock, error) {
 	ol := &objLease{o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), renewed: sent}
 	go ol.renewLoop()
 	o.gcLease.Store(ol)
-	return &CollectorLock{release: ol.release}, nil
+	return ol.release, nil
 }
 
 // objCollection is a store on object storage opened for collection: gc

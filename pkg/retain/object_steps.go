@@ -9,27 +9,26 @@ import (
 
 // openStepLedger reads step's ledger of run from object storage, with the
 // ETag that Save swaps against.
-func (o *objStore) openStepLedger(run, step ID) (*StepLedger, error) {
+func (o *objStore) openStepLedger(run, step ID) (ledgerHold, StepSpent, error, error) {
 	if err := o.mustExist(run); err != nil {
-		return nil, err
+		return nil, StepSpent{}, nil, err
 	}
 	h := &objLedger{o: o, run: run, key: objKey(run, stepsDirName+"/"+stepName(step))}
-	l := &StepLedger{step: step, held: h}
 	b, ob, err := o.b.Get(o.ctx, h.key, maxLedgerSize)
 	switch {
 	case errors.Is(err, s3store.ErrNotFound):
-		return l, nil
+		return h, StepSpent{}, nil, nil
 	case errors.Is(err, s3store.ErrTooLarge):
-		return nil, Errorf(CodeCorrupt, "step ledger %s is unreadable (over %d bytes, and retval writes %d); start a new step with another --step id", o.where(h.key), maxLedgerSize, ledgerSize)
+		return nil, StepSpent{}, nil, Errorf(CodeCorrupt, "step ledger %s is unreadable (over %d bytes, and retval writes %d); start a new step with another --step id", o.where(h.key), maxLedgerSize, ledgerSize)
 	case err != nil:
-		return nil, o.ioErr(err)
+		return nil, StepSpent{}, nil, o.ioErr(err)
 	}
 	var rec ledgerRecord
 	if err := json.Unmarshal(b, &rec); err != nil || rec.Step != step || rec.Lookups < 0 || rec.Bytes < 0 {
-		return nil, Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", o.where(h.key))
+		return nil, StepSpent{}, nil, Errorf(CodeCorrupt, "step ledger %s is unreadable; start a new step with another --step id", o.where(h.key))
 	}
-	l.spent, h.etag = rec.StepSpent, ob.ETag
-	return l, nil
+	h.etag = ob.ETag
+	return h, rec.StepSpent, nil, nil
 }
 
 // objLedger is a ledger's object and the ETag it was read with ("" for a

@@ -52,60 +52,58 @@ func (ow *objWrite) spool() (*os.File, func(f *os.File, off, n int64), error) {
 // progress and the content the descriptor names is there; otherwise the
 // descriptor this writer made is taken back and the input goes out
 // verbatim, as on a full disk.
-func (ow *objWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reader) (*Result, error) {
+func (ow *objWrite) commit(c *commitReq) commitResult {
+	d, stored := c.d, c.stored
 	o := ow.o
-	var index []byte
-	if w.st.size > IndexMinSize {
-		index = w.st.index.finish(w.st.sha.Sum(nil))
-	}
-	metaKey := objKey(w.runID, metaName(w.id))
+	index := c.index
+	metaKey := objKey(c.run, metaName(c.id))
 	// The same value again comes before every limit: it is a no-op. The
 	// descriptor was read when the retain began; one that arrived since
 	// is met at the descriptor's create, which only one writer wins.
-	if old := w.old; old != nil {
+	if old := ow.prev; old != nil {
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
-			return nil, w.conflict(old)
+			return commitResult{conflict: old}
 		}
-		return ow.objAgain(w, old, stored, index, in)
+		return ow.objAgain(c, old, index)
 	}
-	if w.lim.MaxValueSize > 0 && d.Size > w.lim.MaxValueSize {
-		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, w.lim.MaxValueSize))
+	if c.lim.MaxValueSize > 0 && d.Size > c.lim.MaxValueSize {
+		return commitResult{full: fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, c.lim.MaxValueSize)}
 	}
 	// The run's room and gc's marker, asked at once.
 	var marked error
 	var wg sync.WaitGroup
-	wg.Go(func() { _, marked = o.b.Stat(o.ctx, collectingKey(w.runID)) })
-	reason, err := ow.objCapacity(w, d)
+	wg.Go(func() { _, marked = o.b.Stat(o.ctx, collectingKey(c.run)) })
+	reason, err := ow.objCapacity(c, d)
 	wg.Wait()
 	switch {
 	case err != nil:
-		return w.fallbackAfterWrite(nil, in, err)
+		return commitResult{failed: err}
 	case reason != "":
-		return w.atCapacity(d, reason)
+		return commitResult{full: reason}
 	case marked == nil:
-		return w.fallbackAfterWrite(nil, in, fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", w.runID))
+		return commitResult{failed: fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", c.run)}
 	}
 
-	d.Created = w.store.now().UTC().Truncate(1e9)
+	d.Created = c.now().UTC().Truncate(1e9)
 	d.StoredBytes = stored
 	body, err := marshalDescriptor(d)
 	if err != nil {
-		return nil, err
+		return commitResult{err: err}
 	}
-	contentKey := objKey(w.runID, contentName(w.id, w.comp))
-	linesKey := objKey(w.runID, linesName(w.id))
-	_, err = o.b.Upload(o.ctx, contentKey, io.NewSectionReader(w.sink.File(), 0, stored), s3store.UploadOptions{IfAbsent: true})
+	contentKey := objKey(c.run, contentName(c.id, c.comp))
+	linesKey := objKey(c.run, linesName(c.id))
+	_, err = o.b.Upload(o.ctx, contentKey, io.NewSectionReader(c.content, 0, stored), s3store.UploadOptions{IfAbsent: true})
 	if errors.Is(err, s3store.ErrExists) {
 		// Another writer of this call is committing, or one died here.
-		return ow.objRaced(w, d, in)
+		return ow.objRaced(c, d)
 	}
 	if err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
+		return commitResult{failed: err}
 	}
 	mine := []string{contentKey}
-	undo := func(err error) (*Result, error) {
+	undo := func(err error) commitResult {
 		o.b.Delete(o.ctx, mine...)
-		return w.fallbackAfterWrite(nil, in, err)
+		return commitResult{failed: err}
 	}
 	if index != nil {
 		// An index already there is another writer's of the same id: the
@@ -125,7 +123,7 @@ func (ow *objWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reader)
 			etag, err = ob.ETag, nil
 		} else {
 			o.b.Delete(o.ctx, mine...)
-			return ow.objRaced(w, d, in)
+			return ow.objRaced(c, d)
 		}
 	}
 	var refused *s3store.StatusError
@@ -136,7 +134,7 @@ func (ow *objWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reader)
 		// No answer: the descriptor may be there, naming this content,
 		// which is left in place (without a descriptor it is debris,
 		// which gc removes after the grace period).
-		return w.fallbackAfterWrite(nil, in, err)
+		return commitResult{failed: err}
 	}
 	// Committed. Before a stub names it: no gc may be collecting the run
 	// (its marker is written before it lists the run again), and the
@@ -149,13 +147,13 @@ func (ow *objWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reader)
 	var tomb s3store.Object
 	var terr error
 	check := func() error {
-		if err := ow.objMarked(w); err != nil {
+		if err := ow.objMarked(c); err != nil {
 			return err
 		}
 		var st s3store.Object
 		var serr error
 		var wg sync.WaitGroup
-		wg.Go(func() { tomb, terr = o.b.Stat(o.ctx, tombstoneKey(w.runID)) })
+		wg.Go(func() { tomb, terr = o.b.Stat(o.ctx, tombstoneKey(c.run)) })
 		st, serr = o.b.Stat(o.ctx, contentKey)
 		wg.Wait()
 		switch {
@@ -172,18 +170,18 @@ func (ow *objWrite) commit(w *writer, d *Descriptor, stored int64, in io.Reader)
 		// the content it names stays: a whole value no stub names, never
 		// a descriptor without its content.
 		if derr := o.b.DeleteIf(o.ctx, metaKey, etag); derr != nil && !errors.Is(derr, s3store.ErrChanged) {
-			return w.fallbackAfterWrite(nil, in, err)
+			return commitResult{failed: err}
 		}
 		return undo(err)
 	}
 	if terr == nil && !testHookObjDiesBeforeTombstone {
 		// The tombstone asked about, never one written since.
-		o.b.DeleteIf(o.ctx, tombstoneKey(w.runID), tomb.ETag)
+		o.b.DeleteIf(o.ctx, tombstoneKey(c.run), tomb.ETag)
 	}
 	if testHookObjCommitted != nil {
 		testHookObjCommitted()
 	}
-	return &Result{Retained: true, Descriptor: d, Stub: w.retainedStub(d)}, nil
+	return commitResult{value: d}
 }
 
 // testHookObjCommitted, when set, runs once a value is committed to object
@@ -206,34 +204,34 @@ var objRacedWait = time.Sleep
 // descriptor that stays so is another writer's unfinished work, or the
 // debris of one that died (gc removes it after the grace period): the
 // input goes out verbatim.
-func (ow *objWrite) objRaced(w *writer, d *Descriptor, in io.Reader) (*Result, error) {
+func (ow *objWrite) objRaced(c *commitReq, d *Descriptor) commitResult {
 	o := ow.o
 	wait := 20 * time.Millisecond
 	for range 8 {
-		old, _, err := o.getDescriptor(w.runID, w.id)
+		old, _, err := o.getDescriptor(c.run, c.id)
 		if err == nil {
 			if old.SHA256 != d.SHA256 || old.Size != d.Size {
-				return nil, w.conflict(old)
+				return commitResult{conflict: old}
 			}
-			return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
+			return commitResult{value: old}
 		}
 		if !errors.Is(err, s3store.ErrNotFound) {
-			return w.fallbackAfterWrite(nil, in, err)
+			return commitResult{failed: err}
 		}
 		objRacedWait(wait)
 		wait *= 2
 	}
-	return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q has content but no descriptor: another writer of the call did not finish (retain again once it has, or under a new call id; gc removes content left by a writer that died)", w.id, w.runID))
+	return commitResult{failed: fmt.Errorf("value %q of run %q has content but no descriptor: another writer of the call did not finish (retain again once it has, or under a new call id; gc removes content left by a writer that died)", c.id, c.run)}
 }
 
 // objMarked is the error of a retain into a run that gc is collecting
 // (its marker is there), nil when it is not.
-func (ow *objWrite) objMarked(w *writer) error {
+func (ow *objWrite) objMarked(c *commitReq) error {
 	o := ow.o
-	_, err := o.b.Stat(o.ctx, collectingKey(w.runID))
+	_, err := o.b.Stat(o.ctx, collectingKey(c.run))
 	switch {
 	case err == nil:
-		return fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", w.runID)
+		return fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", c.run)
 	case errors.Is(err, s3store.ErrNotFound):
 		return nil
 	}
@@ -243,11 +241,11 @@ func (ow *objWrite) objMarked(w *writer) error {
 // objGone is why a value that was there when the retain began is not
 // now: gc collected its run (its tombstone says when), or its writer took
 // it back.
-func (ow *objWrite) objGone(w *writer) error {
-	if t, ok := w.store.ReadTombstone(w.runID); ok {
+func (ow *objWrite) objGone(c *commitReq) error {
+	if t, ok := ow.o.readTombstone(c.run); ok {
 		return fmt.Errorf("%w while the same bytes were retained again (retain into a new run)", collectedError(t))
 	}
-	return fmt.Errorf("value %q of run %q is gone: its writer took it back while the same bytes were retained again (retain again)", w.id, w.runID)
+	return fmt.Errorf("value %q of run %q is gone: its writer took it back while the same bytes were retained again (retain again)", c.id, c.run)
 }
 
 // objAgain is again on object storage: the stored value is taken as it is
@@ -261,58 +259,59 @@ func (ow *objWrite) objGone(w *writer) error {
 // marker, and only after its answer the descriptor and the content, so
 // that a collection that began before had finished, and what it deleted
 // is seen gone (nothing is restored into a collected run).
-func (ow *objWrite) objAgain(w *writer, old *Descriptor, stored int64, index []byte, in io.Reader) (*Result, error) {
+func (ow *objWrite) objAgain(c *commitReq, old *Descriptor, index []byte) commitResult {
+	stored := c.stored
 	o := ow.o
-	stamp := objKey(w.runID, activityName)
+	stamp := objKey(c.run, activityName)
 	etag, err := o.b.Put(o.ctx, stamp, nil)
 	if err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
+		return commitResult{failed: err}
 	}
-	fallback := func(err error) (*Result, error) {
-		o.undoIfCollected(w.runID, stamp, etag)
-		return w.fallbackAfterWrite(nil, in, err)
+	fallback := func(err error) commitResult {
+		o.undoIfCollected(c.run, stamp, etag)
+		return commitResult{failed: err}
 	}
-	if err := ow.objMarked(w); err != nil {
+	if err := ow.objMarked(c); err != nil {
 		return fallback(err)
 	}
-	oldKey := objKey(w.runID, contentName(w.id, old.Compression))
+	oldKey := objKey(c.run, contentName(c.id, old.Compression))
 	var st s3store.Object
 	var serr error
 	var wg sync.WaitGroup
 	wg.Go(func() { st, serr = o.b.Stat(o.ctx, oldKey) })
-	_, derr := o.b.Stat(o.ctx, objKey(w.runID, metaName(w.id)))
+	_, derr := o.b.Stat(o.ctx, objKey(c.run, metaName(c.id)))
 	wg.Wait()
 	switch {
 	case errors.Is(derr, s3store.ErrNotFound):
-		return fallback(ow.objGone(w))
+		return fallback(ow.objGone(c))
 	case derr != nil:
 		return fallback(derr)
 	case serr == nil && st.Size == old.StoredBytes:
-		return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
+		return commitResult{value: old}
 	case serr != nil && !errors.Is(serr, s3store.ErrNotFound):
 		return fallback(serr)
 	}
 	restore := func() error {
-		key := objKey(w.runID, contentName(w.id, w.comp))
-		if _, err := o.b.Upload(o.ctx, key, io.NewSectionReader(w.sink.File(), 0, stored), s3store.UploadOptions{}); err != nil {
+		key := objKey(c.run, contentName(c.id, c.comp))
+		if _, err := o.b.Upload(o.ctx, key, io.NewSectionReader(c.content, 0, stored), s3store.UploadOptions{}); err != nil {
 			return err
 		}
 		if index != nil {
-			if _, err := o.b.Put(o.ctx, objKey(w.runID, linesName(w.id)), index); err != nil {
+			if _, err := o.b.Put(o.ctx, objKey(c.run, linesName(c.id)), index); err != nil {
 				return err
 			}
 		}
-		if d, body, changed, err := w.restoredDescriptor(old, stored); err != nil {
+		if d, body, changed, err := c.restoredDescriptor(old); err != nil {
 			return err
 		} else if changed {
-			if _, err := o.b.Put(o.ctx, objKey(w.runID, metaName(w.id)), body); err != nil {
-				if w.comp != old.Compression {
+			if _, err := o.b.Put(o.ctx, objKey(c.run, metaName(c.id)), body); err != nil {
+				if c.comp != old.Compression {
 					// The new representation's content names no value: no debris.
 					o.b.Delete(o.ctx, key)
 				}
 				return err
 			}
-			if w.comp != old.Compression {
+			if c.comp != old.Compression {
 				o.b.Delete(o.ctx, oldKey)
 			}
 			*old = d
@@ -320,22 +319,22 @@ func (ow *objWrite) objAgain(w *writer, old *Descriptor, stored int64, index []b
 		return nil
 	}
 	if err := restore(); err != nil {
-		return fallback(fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", w.id, w.runID, err))
+		return fallback(fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", c.id, c.run, err))
 	}
-	return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
+	return commitResult{value: old}
 }
 
 // objCapacity is capacity on object storage, from one listing of the run:
 // a value counts when its descriptor and content are both listed, with
 // the content's listed size as its bytes (a compressed value's descriptor
 // is read for its uncompressed size).
-func (ow *objWrite) objCapacity(w *writer, d *Descriptor) (string, error) {
-	L := w.lim
+func (ow *objWrite) objCapacity(c *commitReq, d *Descriptor) (string, error) {
+	L := c.lim
 	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
 		return "", nil
 	}
 	o := ow.o
-	objs, err := o.runObjects(w.runID)
+	objs, err := o.runObjects(c.run)
 	if err != nil {
 		return "", err
 	}
@@ -345,15 +344,15 @@ func (ow *objWrite) objCapacity(w *writer, d *Descriptor) (string, error) {
 		if !ok || !IsClean(id) {
 			continue
 		}
-		if c, ok := objs[contentName(ID(id), CompressNone)]; ok {
+		if ob, ok := objs[contentName(ID(id), CompressNone)]; ok {
 			n++
-			total += c.Size
+			total += ob.Size
 		} else if _, ok := objs[contentName(ID(id), CompressZstd)]; ok {
-			if old, _, err := o.getDescriptor(w.runID, ID(id)); err == nil {
+			if old, _, err := o.getDescriptor(c.run, ID(id)); err == nil {
 				n++
 				total += old.Size
 			}
 		}
 	}
-	return w.full(d, n, total), nil
+	return c.full(n, total), nil
 }

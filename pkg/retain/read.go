@@ -1,6 +1,7 @@
 package retain
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -32,7 +33,43 @@ type Value struct {
 	block    []byte // the last verified block
 	blockNum int64
 
-	cache *pendingCache // where the value goes once read whole, or nil
+	// onWhole, when set, is told of the value's bytes once they were read
+	// whole and checked (the cache is filled from them).
+	onWhole func(Descriptor, []byte)
+}
+
+// openedValue is a value as its backend opened it, what a Value reads.
+type openedValue struct {
+	desc Descriptor
+	// raw is the stored bytes (a compressed value's zstd frames); f, when
+	// set, is the local file they are read from (Close closes it, Map
+	// maps it).
+	raw io.ReaderAt
+	f   *os.File
+	// index is the value's line index, nil when it has none or one that
+	// did not check out.
+	index *Index
+	// whole, set instead of raw, is the value's bytes, already checked
+	// (a cache hit).
+	whole   []byte
+	onWhole func(Descriptor, []byte)
+}
+
+// newValue is the Value that reads op, a value of run.
+func newValue(run ID, op *openedValue) (*Value, error) {
+	if op.whole != nil {
+		return &Value{Desc: op.desc, Run: run, raw: bytes.NewReader(op.whole), whole: op.whole, wholeChecked: true, blockNum: -1}, nil
+	}
+	v := &Value{Desc: op.desc, Run: run, f: op.f, raw: op.raw, index: op.index, blockNum: -1, onWhole: op.onWhole}
+	if v.Desc.Compression == CompressZstd {
+		zr, err := openZstd(op.raw, &v.Desc)
+		if err != nil {
+			v.Close()
+			return nil, err
+		}
+		v.zr, v.raw = zr, zr
+	}
+	return v, nil
 }
 
 // OpenValue opens value id (a value id, or the call id it was made from) of
@@ -55,7 +92,11 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.openValue(rid, run, id, vid, touch)
+	op, err := b.openValue(rid, run, id, vid, touch)
+	if err != nil {
+		return nil, err
+	}
+	return newValue(rid, op)
 }
 
 // Close releases the value's file.
@@ -90,9 +131,9 @@ func (v *Value) loadWhole() error {
 		return v.corrupt("sha256 does not match")
 	}
 	v.whole = b
-	if v.cache != nil {
-		v.cache.add(v.Desc, b)
-		v.cache = nil
+	if v.onWhole != nil {
+		v.onWhole(v.Desc, b)
+		v.onWhole = nil
 	}
 	return nil
 }

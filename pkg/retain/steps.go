@@ -82,7 +82,11 @@ func (s *Store) OpenStepLedger(run, step ID) (*StepLedger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.openStepLedger(run, step)
+	l := &StepLedger{step: step}
+	if l.held, l.spent, l.inMemory, err = b.openStepLedger(run, step); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 // ReadOnlyError says the store cannot be written where a command needed

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/iox"
@@ -332,11 +333,71 @@ type valueWrite interface {
 	// start, when not nil, is how what was written of it is pushed to
 	// the disk as it goes.
 	spool() (f *os.File, start func(f *os.File, off, n int64), err error)
-	// commit makes the value exist (the sink finished, holding stored
-	// bytes) and returns what the retain did, as writer.commit.
-	commit(w *writer, d *Descriptor, stored int64, in io.Reader) (*Result, error)
+	// commit makes the value exist.
+	commit(c *commitReq) commitResult
 	// close lets the run go.
 	close()
+}
+
+// commitReq is what a backend's commit is given: a value streamed in to
+// its end, and the store's rules for it.
+type commitReq struct {
+	run, id ID
+	d       *Descriptor // to commit: the backend sets Created and StoredBytes
+	comp    Compression
+	content *os.File // the finished temporary content file
+	stored  int64    // its bytes
+	// index is the line index of a value of over IndexMinSize bytes, nil
+	// for a smaller one.
+	index []byte
+	lim   Effective
+	now   func() time.Time
+}
+
+// commitResult is what a commit did: one of value, conflict, full,
+// failed and err is set.
+type commitResult struct {
+	// value is the value committed, or the same bytes found under the
+	// call and checked: the stub names it.
+	value *Descriptor
+	// conflict is the call's value, of other bytes.
+	conflict *Descriptor
+	// full says why the run cannot take the value (its limits).
+	full string
+	// failed is why the store could not take it: the input goes out
+	// verbatim, and no stub names anything.
+	failed error
+	// err fails the retain.
+	err error
+	// taken: the content file became the value's, so it is no longer
+	// the retain's to remove.
+	taken bool
+}
+
+// full says why a run holding n committed values of total bytes cannot
+// take the value, or "" when it can.
+func (c *commitReq) full(n, total int64) string {
+	L := c.lim
+	switch {
+	case L.MaxRunValues > 0 && n+1 > L.MaxRunValues:
+		return fmt.Sprintf("run %s holds %d values, max-run-values is %d", c.run, n, L.MaxRunValues)
+	case L.MaxRunBytes > 0 && total+c.d.Size > L.MaxRunBytes:
+		return fmt.Sprintf("run %s would hold %d bytes, max-run-bytes is %d", c.run, total+c.d.Size, L.MaxRunBytes)
+	}
+	return ""
+}
+
+// restoredDescriptor is the descriptor of old once its content is this
+// retain's (stored bytes in c.comp), and its bytes; changed is false when
+// old already describes that content and needs no new descriptor.
+func (c *commitReq) restoredDescriptor(old *Descriptor) (d Descriptor, body []byte, changed bool, err error) {
+	d = *old
+	if c.comp == old.Compression && c.stored == old.StoredBytes {
+		return d, nil, false, nil
+	}
+	d.Compression, d.StoredBytes = c.comp, c.stored
+	body, err = marshalDescriptor(&d)
+	return d, body, err == nil, err
 }
 
 // open begins the retain in the backend (which may create the run and
@@ -451,38 +512,31 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	if err != nil {
 		return w.fallbackAfterWrite(nil, in, err)
 	}
-	return w.run.commit(w, d, stored, in)
+	c := &commitReq{run: w.runID, id: w.id, d: d, comp: w.comp, content: w.sink.File(), stored: stored, lim: w.lim, now: w.store.now}
+	if w.st.size > IndexMinSize {
+		c.index = w.st.index.finish(w.st.sha.Sum(nil))
+	}
+	r := w.run.commit(c)
+	if r.taken {
+		w.sink.File().Close()
+		w.sink = nil
+	}
+	switch {
+	case r.err != nil:
+		return nil, r.err
+	case r.conflict != nil:
+		return nil, w.conflict(r.conflict)
+	case r.full != "":
+		return w.atCapacity(d, r.full)
+	case r.failed != nil:
+		return w.fallbackAfterWrite(nil, in, r.failed)
+	}
+	return &Result{Retained: true, Descriptor: r.value, Stub: w.retainedStub(r.value)}, nil
 }
 
 // conflict is the error for other bytes under a call that holds old.
 func (w *writer) conflict(old *Descriptor) error {
 	return Errorf(CodeConflict, "call %q of run %q is already retained with different bytes (sha256 %s, %d bytes); values are immutable: use a new call id", w.opts.Call, w.runID, old.SHA256, old.Size)
-}
-
-// restoredDescriptor is the descriptor of old once its content is this
-// retain's (stored bytes in w.comp), and its bytes; changed is false when
-// old already describes that content and needs no new descriptor.
-func (w *writer) restoredDescriptor(old *Descriptor, stored int64) (d Descriptor, body []byte, changed bool, err error) {
-	d = *old
-	if w.comp == old.Compression && stored == old.StoredBytes {
-		return d, nil, false, nil
-	}
-	d.Compression, d.StoredBytes = w.comp, stored
-	body, err = marshalDescriptor(&d)
-	return d, body, err == nil, err
-}
-
-// full says why a run holding n committed values of total bytes cannot
-// take d, or "" when it can.
-func (w *writer) full(d *Descriptor, n, total int64) string {
-	L := w.lim
-	switch {
-	case L.MaxRunValues > 0 && n+1 > L.MaxRunValues:
-		return fmt.Sprintf("run %s holds %d values, max-run-values is %d", w.runID, n, L.MaxRunValues)
-	case L.MaxRunBytes > 0 && total+d.Size > L.MaxRunBytes:
-		return fmt.Sprintf("run %s would hold %d bytes, max-run-bytes is %d", w.runID, total+d.Size, L.MaxRunBytes)
-	}
-	return ""
 }
 
 // MaxDescriptorSize bounds a descriptor file: retain never writes a larger
