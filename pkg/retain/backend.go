@@ -31,6 +31,9 @@ type backend interface {
 	committedIn(ri *RunInfo) func(ID) (*Descriptor, *valueProblem)
 	// runBusy reports whether a writer holds the run (RunBusy).
 	runBusy(run ID) (bool, error)
+	// holdRun holds run for a writer (LockRun) or, exclusive, for gc
+	// (LockRunExclusive).
+	holdRun(run ID, exclusive bool) (*RunLock, error)
 	// mustExist is nil when run is there, else the error of a run that
 	// is not: collected or unknown (missingRun).
 	mustExist(run ID) error
@@ -114,13 +117,13 @@ func (s *Store) backend() (backend, error) {
 	s.be.once.Do(func() {
 		if IsObjectStore(s.Dir) {
 			var o *objStore
-			o, s.be.err = openObject(s, s.Dir)
+			o, s.be.err = openObject(s.Dir, s.now)
 			if s.be.err == nil {
 				s.be.b = o
 			}
 			return
 		}
-		s.be.b = &localBackend{s: s}
+		s.be.b = &localBackend{dir: s.Dir, now: s.now, cache: func() *ValueCache { return s.Cache }}
 	})
 	return s.be.b, s.be.err
 }

@@ -68,8 +68,8 @@ func parseCollectedIDs(name string, b []byte) (*CollectedIDs, error) {
 // collectedIn returns the collection that removed value id from run, if
 // gc's record of the run names it. A missing, unreadable or hostile
 // record (a link, a FIFO, too large) names nothing.
-func (s *Store) collectedIn(run, id ID) (Generation, bool) {
-	b, err := s.readTombstoneEntry(collectedIDsName(run), MaxCollectedIDsBytes)
+func collectedIn(t tombstones, run, id ID) (Generation, bool) {
+	b, err := t.readTombstoneEntry(collectedIDsName(run), MaxCollectedIDsBytes)
 	if err != nil {
 		return Generation{}, false
 	}
@@ -89,8 +89,8 @@ func (s *Store) collectedIn(run, id ID) (Generation, bool) {
 // exists, does not hold: collected, when gc removed it from an earlier
 // generation of the run; else unknown_reference with the run's ids
 // nearest to it (nearest is asked only then).
-func (s *Store) missingValue(run ID, typed string, id ID, nearest func() []ID) error {
-	if g, ok := s.collectedIn(run, id); ok {
+func missingValue(t tombstones, run ID, typed string, id ID, nearest func() []ID) error {
+	if g, ok := collectedIn(t, run, id); ok {
 		err := Errorf(CodeCollected, "value %q of run %q was collected by gc at %s; the run was written again since", typed, run, g.Collected.UTC().Format(time.RFC3339))
 		return WithHint(err, "gc removed the value with the rest of the run as it was then; run the tool again to get its output back")
 	}
@@ -104,7 +104,7 @@ func (s *Store) missingValue(run ID, typed string, id ID, nearest func() []ID) e
 // leaves ids that are still values of the run, which a lookup finds
 // before it asks the record. A record that cannot be read (damaged, a
 // link, too large) is replaced: it answered no lookup either.
-func (s *Store) rememberCollected(ri *RunInfo, at time.Time) error {
+func rememberCollected(t tombstones, ri *RunInfo, at time.Time) error {
 	var ids []ID
 	for _, e := range ri.Entries {
 		if e.Kind == KindValue && e.Name == metaName(e.Value) {
@@ -118,7 +118,7 @@ func (s *Store) rememberCollected(ri *RunInfo, at time.Time) error {
 	ids = slices.Compact(ids)
 	name := collectedIDsName(ri.Run)
 	c := &CollectedIDs{Run: ri.Run}
-	if b, err := s.readTombstoneEntry(name, MaxCollectedIDsBytes); err == nil {
+	if b, err := t.readTombstoneEntry(name, MaxCollectedIDsBytes); err == nil {
 		if old, err := parseCollectedIDs(name, b); err == nil {
 			c = old
 		}
@@ -128,7 +128,7 @@ func (s *Store) rememberCollected(ri *RunInfo, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	return s.writeTombstoneEntry(name, b)
+	return t.writeTombstoneEntry(name, b)
 }
 
 // marshal encodes the record within MaxCollectedIDsBytes, dropping its

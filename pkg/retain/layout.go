@@ -60,8 +60,12 @@ func (s *Store) now() time.Time {
 	return time.Now()
 }
 
-// RunDir is the directory of a run.
-func (s *Store) RunDir(run ID) string { return filepath.Join(s.Dir, string(run)+runSuffix) }
+// RunDir is the directory of a run (in a runs-dir; on object storage,
+// the run's prefix as a path).
+func (s *Store) RunDir(run ID) string { return runDir(s.Dir, run) }
+
+// runDir is the directory of run in the runs-dir dir.
+func runDir(dir string, run ID) string { return filepath.Join(dir, string(run)+runSuffix) }
 
 // runFromDirName returns the run id of a directory entry of the runs-dir, or
 // false when the entry is not a run directory.
@@ -109,13 +113,21 @@ func (s *Store) Touch(run ID) {
 	}
 }
 
-// missingRun is the error for a run that is not there: collected, when gc
-// left a tombstone, or unknown.
-func (s *Store) missingRun(run ID) error {
-	if t, ok := s.ReadTombstone(run); ok {
+// tombstones is what the rules about collected runs read and write: a
+// backend's tombstones, and gc's other records beside them.
+type tombstones interface {
+	readTombstone(run ID) (*Tombstone, bool)
+	readTombstoneEntry(name string, max int64) ([]byte, error)
+	writeTombstoneEntry(name string, b []byte) error
+}
+
+// missingRun is the error for a run that is not there in the store at
+// dir: collected, when gc left a tombstone, or unknown.
+func missingRun(t tombstones, dir string, run ID) error {
+	if t, ok := t.readTombstone(run); ok {
 		return collectedError(t)
 	}
-	return &Error{Code: CodeUnknownReference, Err: &UnknownRunError{Run: run, Dir: s.Dir}}
+	return &Error{Code: CodeUnknownReference, Err: &UnknownRunError{Run: run, Dir: dir}}
 }
 
 // collectedError is the error of a lookup in the run t says gc collected.

@@ -21,12 +21,26 @@ import (
 // synced and renamed into place; writers hold the run's lock shared, gc
 // exclusively (lock.go). Its files are local*.go, lock.go and atomic.go.
 type localBackend struct {
-	s *Store
+	dir   string // the runs-dir
+	now   func() time.Time
+	cache func() *ValueCache // the store's cache of small values, or nil
+}
+
+func (b *localBackend) runDir(run ID) string { return runDir(b.dir, run) }
+
+func (b *localBackend) missingRun(run ID) error { return missingRun(b, b.dir, run) }
+
+func (b *localBackend) missingValue(run ID, typed string, id ID, nearest func() []ID) error {
+	return missingValue(b, run, typed, id, nearest)
+}
+
+func (b *localBackend) rememberCollected(ri *RunInfo, at time.Time) error {
+	return rememberCollected(b, ri, at)
 }
 
 func (b *localBackend) touch(run ID) {
-	s := b.s
-	p := filepath.Join(s.RunDir(run), activityName)
+	s := b
+	p := filepath.Join(s.runDir(run), activityName)
 	now := s.now()
 	if fi, err := os.Lstat(p); err == nil && (!fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < activityEvery && fi.ModTime().Before(now.Add(time.Minute))) {
 		return // fresh, or not a file retval writes (verify reports it)
@@ -35,12 +49,12 @@ func (b *localBackend) touch(run ID) {
 }
 
 func (b *localBackend) taken(run, id ID) bool {
-	_, err := os.Lstat(filepath.Join(b.s.RunDir(run), metaName(id)))
+	_, err := os.Lstat(filepath.Join(b.runDir(run), metaName(id)))
 	return err == nil
 }
 
 func (b *localBackend) mustExist(run ID) error {
-	_, err := b.s.lookupRun(run)
+	_, err := b.lookupRun(run)
 	return err
 }
 
@@ -52,7 +66,7 @@ var testHookValuesListed func()
 // collect the run half-way through: the answer is the whole run or
 // ErrCollected.
 func (b *localBackend) values(run ID) ([]Descriptor, error) {
-	l, err := b.s.lockRun(run, false)
+	l, err := b.lockRun(run, false)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +93,7 @@ func (b *localBackend) values(run ID) ([]Descriptor, error) {
 }
 
 func (b *localBackend) openValue(rid ID, run, id string, vid ID, touch bool) (*openedValue, error) {
-	s := b.s
+	s := b
 	dir, err := s.lookupRun(rid)
 	if err != nil {
 		return nil, asTyped(err, run)
@@ -93,14 +107,14 @@ func (b *localBackend) openValue(rid ID, run, id string, vid ID, touch bool) (*o
 		return err
 	}
 	meta := filepath.Join(dir, metaName(vid))
-	if op := s.Cache.get(dir, meta); op != nil {
+	if op := s.cache().get(dir, meta); op != nil {
 		if touch {
 			b.touch(rid)
 		}
 		return op, nil
 	}
 	var metaID fileID
-	if s.Cache != nil {
+	if s.cache() != nil {
 		// Asked before the descriptor is read: a file changed after this
 		// has another identity, so no entry pairs it with older bytes.
 		metaID, _ = lstatID(meta)
@@ -120,7 +134,7 @@ func (b *localBackend) openValue(rid ID, run, id string, vid ID, touch bool) (*o
 		return nil, gone(err)
 	}
 	if metaID != (fileID{}) {
-		op.onWhole = s.Cache.pending(meta, metaID, op)
+		op.onWhole = s.cache().pending(meta, metaID, op)
 	}
 	if touch {
 		b.touch(rid)
@@ -216,8 +230,8 @@ func checkRunDir(path string, fi fs.FileInfo) error {
 
 // lookupRun checks that run exists, returning its directory, or the
 // not-found or collected error a reader should see.
-func (s *Store) lookupRun(run ID) (string, error) {
-	dir := s.RunDir(run)
+func (s *localBackend) lookupRun(run ID) (string, error) {
+	dir := s.runDir(run)
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", s.missingRun(run)
@@ -230,7 +244,7 @@ func (s *Store) lookupRun(run ID) (string, error) {
 
 // touchNow sets the modification time of the stamp file p, creating it; it
 // never follows a symlink or opens anything but a regular file.
-func (s *Store) touchNow(p string, now time.Time) {
+func (s *localBackend) touchNow(p string, now time.Time) {
 	f, err := fsx.OpenFile(p, os.O_WRONLY|os.O_CREATE, fileMode)
 	if err != nil {
 		return

@@ -27,12 +27,12 @@ const (
 	trashDirName      = "trash"
 )
 
-func (s *Store) runsDirErr(err error) error {
+func (s *localBackend) runsDirErr(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.Dir)
+		return Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.dir)
 	}
 	if errors.Is(err, fsx.ErrNotDir) {
-		return Errorf(CodeIO, "runs-dir %s is not a directory (check --runs-dir or RETVAL_RUNS_DIR)", s.Dir)
+		return Errorf(CodeIO, "runs-dir %s is not a directory (check --runs-dir or RETVAL_RUNS_DIR)", s.dir)
 	}
 	return err
 }
@@ -40,7 +40,7 @@ func (s *Store) runsDirErr(err error) error {
 // localCollection is a runs-dir opened for collection: the runs-dir and
 // its own .retval directory, both held open.
 type localCollection struct {
-	s    *Store
+	s    *localBackend
 	root *fsx.Dir
 	own  *fsx.Dir // nil when .retval does not exist (and was not to be made)
 }
@@ -54,8 +54,8 @@ func (b *localBackend) openCollection(create bool) (collection, error) {
 }
 
 func (b *localBackend) openLocalCollection(create bool) (*localCollection, error) {
-	s := b.s
-	root, err := fsx.OpenRoot(s.Dir)
+	s := b
+	root, err := fsx.OpenRoot(s.dir)
 	if err != nil {
 		return nil, s.runsDirErr(err)
 	}
@@ -74,7 +74,7 @@ func (b *localBackend) openLocalCollection(create bool) (*localCollection, error
 			return nil, Errorf(CodeCorrupt, "%v; gc keeps its lock, trash and tombstones there and never follows a link: remove it (what it points at is left alone) and run gc again", err)
 		}
 		if readOnly(err) {
-			return nil, readOnlyErr(s.Dir, err, gcReadOnly)
+			return nil, readOnlyErr(s.dir, err, gcReadOnly)
 		}
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (c *localCollection) close() {
 }
 
 func (b *localBackend) lockCollector(create bool) (release func(), err error) {
-	s := b.s
+	s := b
 	c, err := b.openLocalCollection(create)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (b *localBackend) lockCollector(create bool) (release func(), err error) {
 		return nil, Errorf(CodeCorrupt, "%v; gc never locks through a link or a special file: remove it and run gc again", err)
 	}
 	if create && readOnly(err) {
-		return nil, readOnlyErr(s.Dir, err, gcReadOnly)
+		return nil, readOnlyErr(s.dir, err, gcReadOnly)
 	}
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func (b *localBackend) lockCollector(create bool) (release func(), err error) {
 	if err := flock.TryExclusive(f); err != nil {
 		f.Close()
 		if errors.Is(err, flock.ErrBusy) {
-			return nil, Errorf(CodeBusy, "another gc is running on %s; try again when it is done", s.Dir)
+			return nil, Errorf(CodeBusy, "another gc is running on %s; try again when it is done", s.dir)
 		}
 		return nil, err
 	}
@@ -206,11 +206,11 @@ func (c *localCollection) collectRun(ri *RunInfo, t Tombstone) error {
 		}
 		lateIDs = true
 	}
-	if err := s.WriteTombstone(t); err != nil {
+	if err := s.writeTombstone(t); err != nil {
 		if !noSpace(err) {
 			return fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", ri.Run, err)
 		}
-		s.RemoveTombstone(ri.Run) // no half-written one
+		s.removeTombstone(ri.Run) // no half-written one
 		late = true
 	}
 	dst, err := trashEntry(name)
@@ -219,7 +219,7 @@ func (c *localCollection) collectRun(ri *RunInfo, t Tombstone) error {
 	}
 	if err != nil {
 		if !late {
-			s.RemoveTombstone(ri.Run)
+			s.removeTombstone(ri.Run)
 		}
 		return fmt.Errorf("moving run %s out of the store: %w (run left in place)", ri.Run, err)
 	}
@@ -235,7 +235,7 @@ func (c *localCollection) collectRun(ri *RunInfo, t Tombstone) error {
 		s.rememberCollected(ri, t.Collected)
 	}
 	if late {
-		if err := s.WriteTombstone(t); err != nil {
+		if err := s.writeTombstone(t); err != nil {
 			return fmt.Errorf("run %s is collected, but its tombstone could not be written: %w (lookups in it say unknown_reference)", ri.Run, err)
 		}
 	}

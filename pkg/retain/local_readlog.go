@@ -14,8 +14,8 @@ import (
 )
 
 func (b *localBackend) logRead(run ID, r Read) error {
-	s := b.s
-	dir := s.RunDir(run)
+	s := b
+	dir := s.runDir(run)
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no run: nothing to account for in it
@@ -58,7 +58,7 @@ func (b *localBackend) logRead(run ID, r Read) error {
 }
 
 func (b *localBackend) scanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
-	s := b.s
+	s := b
 	var info ReadLogInfo
 	dir, err := s.lookupRun(run)
 	if err != nil {

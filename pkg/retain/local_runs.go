@@ -15,10 +15,10 @@ import (
 // runIDs lists the run directories; a symlink with a run's name is
 // listed too (RunIDs).
 func (b *localBackend) runIDs() ([]ID, error) {
-	s := b.s
-	ents, err := os.ReadDir(s.Dir)
+	s := b
+	ents, err := os.ReadDir(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.Dir)
+		return nil, Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.dir)
 	}
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func (b *localBackend) runIDs() ([]ID, error) {
 }
 
 func (b *localBackend) scanRunEntries(run ID) (*RunInfo, error) {
-	s := b.s
+	s := b
 	dir, err := s.lookupRun(run)
 	if err != nil {
 		return nil, err
@@ -188,8 +188,8 @@ func treeSize(path string, e *RunEntry) error {
 }
 
 func (b *localBackend) runBusy(run ID) (bool, error) {
-	s := b.s
-	f, err := openRunLock(run, s.RunDir(run), os.O_RDONLY)
+	s := b
+	f, err := openRunLock(run, s.runDir(run), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -205,8 +205,8 @@ func (b *localBackend) runBusy(run ID) (bool, error) {
 }
 
 func (b *localBackend) runsDirMissing() (bool, error) {
-	s := b.s
-	root, err := fsx.OpenRoot(s.Dir)
+	s := b
+	root, err := fsx.OpenRoot(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
 	}

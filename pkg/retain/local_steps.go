@@ -14,7 +14,7 @@ import (
 // and the ledger's own lock exclusive (another process spending on the
 // same step waits), until Close.
 func (b *localBackend) openStepLedger(run, step ID) (ledgerHold, StepSpent, error, error) {
-	lock, err := b.s.LockRun(run)
+	lock, err := b.LockRun(run)
 	if err != nil {
 		return nil, StepSpent{}, nil, err
 	}

@@ -10,14 +10,11 @@ import (
 	"github.com/retval/retval/internal/fsx"
 )
 
-// tombstoneDirPath is where tombstones live.
-func (s *Store) tombstoneDirPath() string { return filepath.Join(s.Dir, storeDirName, tombstoneDir) }
-
 // openTombstoneDir opens the runs-dir's tombstone directory without
 // following a symlink at .retval or at tombstones; with create, the
 // directories are made (and their parents synced) where missing.
-func (s *Store) openTombstoneDir(create bool) (*fsx.Dir, error) {
-	root, err := fsx.OpenRoot(s.Dir)
+func (s *localBackend) openTombstoneDir(create bool) (*fsx.Dir, error) {
+	root, err := fsx.OpenRoot(s.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +32,7 @@ func (s *Store) openTombstoneDir(create bool) (*fsx.Dir, error) {
 }
 
 func (be *localBackend) writeTombstone(t Tombstone) error {
-	s := be.s
+	s := be
 	b, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -49,7 +46,7 @@ func (be *localBackend) writeTombstone(t Tombstone) error {
 }
 
 func (b *localBackend) readTombstone(run ID) (*Tombstone, bool) {
-	s := b.s
+	s := b
 	d, err := s.openTombstoneDir(false)
 	if err != nil {
 		return nil, false
@@ -63,7 +60,7 @@ func (b *localBackend) readTombstone(run ID) (*Tombstone, bool) {
 }
 
 func (b *localBackend) readTombstoneEntry(name string, max int64) ([]byte, error) {
-	s := b.s
+	s := b
 	d, err := s.openTombstoneDir(false)
 	if err != nil {
 		return nil, err
@@ -73,7 +70,7 @@ func (b *localBackend) readTombstoneEntry(name string, max int64) ([]byte, error
 }
 
 func (be *localBackend) writeTombstoneEntry(name string, b []byte) error {
-	s := be.s
+	s := be
 	d, err := s.openTombstoneDir(true)
 	if err != nil {
 		return err
@@ -83,7 +80,7 @@ func (be *localBackend) writeTombstoneEntry(name string, b []byte) error {
 }
 
 func (b *localBackend) removeTombstone(run ID) error {
-	s := b.s
+	s := b
 	d, err := s.openTombstoneDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -99,7 +96,7 @@ func (b *localBackend) removeTombstone(run ID) error {
 }
 
 func (b *localBackend) tombstoneFiles() ([]TombstoneFile, error) {
-	s := b.s
+	s := b
 	d, err := s.openTombstoneDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -141,7 +138,7 @@ func (b *localBackend) tombstoneFiles() ([]TombstoneFile, error) {
 }
 
 func (b *localBackend) removeTombstoneFile(name string) error {
-	s := b.s
+	s := b
 	if strings.ContainsRune(name, '/') {
 		return Errorf(CodeIO, "tombstone entry %q: not a name", name)
 	}

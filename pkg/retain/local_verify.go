@@ -17,7 +17,7 @@ import (
 // is not a file retval makes stops no writer and no gc (gc refuses the
 // run): it is reported, and the values are checked all the same.
 func (b *localBackend) verifyHold(run ID) (func(), bool, []Problem, error) {
-	l, err := b.s.lockRun(run, false)
+	l, err := b.lockRun(run, false)
 	var bad *BadLockError
 	switch {
 	case errors.As(err, &bad):
@@ -36,13 +36,13 @@ func (b *localBackend) committedIn(ri *RunInfo) func(ID) (*Descriptor, *valuePro
 }
 
 func (b *localBackend) readIndex(run ID, d *Descriptor) (*Index, error) {
-	return readIndex(filepath.Join(b.s.RunDir(run), linesName(d.ID)), d)
+	return readIndex(filepath.Join(b.runDir(run), linesName(d.ID)), d)
 }
 
 // openForVerify opens the content file, never through a link, and only a
 // regular file of the size d records.
 func (b *localBackend) openForVerify(run ID, d *Descriptor) (verifyContent, *valueProblem) {
-	f, err := fsx.Open(filepath.Join(b.s.RunDir(run), contentName(d.ID, d.Compression)))
+	f, err := fsx.Open(filepath.Join(b.runDir(run), contentName(d.ID, d.Compression)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return verifyContent{}, contentMissing(d)

@@ -26,7 +26,7 @@ type localWrite struct {
 // beginWrite creates the run directory if needed and takes its lock
 // shared.
 func (b *localBackend) beginWrite(run, id ID) (valueWrite, error) {
-	l, err := b.s.lockRun(run, true)
+	l, err := b.lockRun(run, true)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (lw *localWrite) again(c *commitReq, old *Descriptor, index *os.File) commi
 			old = d
 		}
 	}
-	lw.b.s.touchNow(filepath.Join(lw.dir, activityName), c.now())
+	lw.b.touchNow(filepath.Join(lw.dir, activityName), c.now())
 	// This retain's bytes are the value's, so its head and tail serve.
 	return commitResult{value: old}
 }

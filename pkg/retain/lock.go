@@ -29,8 +29,38 @@ func (l *RunLock) Unlock() error {
 }
 
 // LockRun takes run's lock shared, for a writer other than retain (the
-// lookup-budget ledger, say). The run must exist.
+// lookup-budget ledger, say). The run must exist. Object storage has no
+// run locks (gc holds a lease and marks what it collects): there a run
+// that exists is held by nothing.
 func (s *Store) LockRun(run ID) (*RunLock, error) {
+	b, err := s.backend()
+	if err != nil {
+		return nil, err
+	}
+	return b.holdRun(run, false)
+}
+
+// LockRunExclusive takes run's lock exclusively without waiting, as gc
+// does before it changes a run: it fails with an ErrBusy error when a
+// writer holds the lock. The lock file is created if the run has none.
+// On object storage, as LockRun.
+func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
+	b, err := s.backend()
+	if err != nil {
+		return nil, err
+	}
+	return b.holdRun(run, true)
+}
+
+func (s *localBackend) holdRun(run ID, exclusive bool) (*RunLock, error) {
+	if exclusive {
+		return s.LockRunExclusive(run)
+	}
+	return s.LockRun(run)
+}
+
+// LockRun takes run's lock shared; the run must exist.
+func (s *localBackend) LockRun(run ID) (*RunLock, error) {
 	if _, err := s.lookupRun(run); err != nil {
 		return nil, err
 	}
@@ -41,13 +71,13 @@ func (s *Store) LockRun(run ID) (*RunLock, error) {
 // set. gc renames a run away under its exclusive lock; a lock taken on a
 // run that was renamed between our open and our flock guards nothing, so
 // that is checked and retried.
-func (s *Store) lockRun(run ID, create bool) (*RunLock, error) {
+func (s *localBackend) lockRun(run ID, create bool) (*RunLock, error) {
 	if create {
 		if err := s.makeRunsDir(); err != nil {
 			return nil, err
 		}
 	}
-	dir := s.RunDir(run)
+	dir := s.runDir(run)
 	for attempt := 0; ; attempt++ {
 		created := false
 		if !create {
@@ -70,10 +100,10 @@ func (s *Store) lockRun(run ID, create bool) (*RunLock, error) {
 		if created {
 			// The new run's entry must survive a power loss before any
 			// stub names it.
-			if err := syncDir(s.Dir); err != nil {
+			if err := syncDir(s.dir); err != nil {
 				return nil, err
 			}
-			s.RemoveTombstone(run)
+			s.removeTombstone(run)
 		}
 		lp := filepath.Join(dir, lockName)
 		f, err := openRunLock(run, dir, os.O_RDWR|os.O_CREATE)
@@ -148,8 +178,8 @@ func readOnly(err error) bool {
 // makeRunsDir creates the runs-dir if it is not there, syncing the
 // directory that holds it, so that a power loss cannot take it away with
 // the runs a stub already named.
-func (s *Store) makeRunsDir() error {
-	return mkdirAllSynced(filepath.Clean(s.Dir))
+func (s *localBackend) makeRunsDir() error {
+	return mkdirAllSynced(filepath.Clean(s.dir))
 }
 
 // mkdirAllSynced is os.MkdirAll that syncs the parent of every directory
@@ -171,10 +201,9 @@ func mkdirAllSynced(dir string) error {
 	return syncDir(parent)
 }
 
-// LockRunExclusive takes run's lock exclusively without waiting, as gc
-// does before it changes a run: it fails with an ErrBusy error when a
-// writer holds the lock. The lock file is created if the run has none.
-func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
+// LockRunExclusive takes run's lock exclusively without waiting; the lock
+// file is created if the run has none.
+func (s *localBackend) LockRunExclusive(run ID) (*RunLock, error) {
 	dir, err := s.lookupRun(run)
 	if err != nil {
 		return nil, err

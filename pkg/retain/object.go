@@ -34,7 +34,8 @@ func IsObjectStore(dir string) bool { return strings.HasPrefix(dir, S3Scheme) }
 // objStore is a store on object storage: the backend of a Store whose
 // address is s3://….
 type objStore struct {
-	s   *Store
+	dir string // the store's address, as the user gave it
+	now func() time.Time
 	b   *s3store.Bucket
 	ctx context.Context
 	// gcLease is gc's lease, while this store holds it (object_gc.go).
@@ -50,7 +51,7 @@ const (
 
 // openObject parses an s3:// address and reads the credentials, region and
 // endpoint from the standard AWS variables. It sends nothing.
-func openObject(s *Store, addr string) (*objStore, error) {
+func openObject(addr string, now func() time.Time) (*objStore, error) {
 	loc, err := s3store.ParseURL(addr)
 	if err != nil {
 		return nil, Errorf(CodeUsage, "%v", err)
@@ -59,7 +60,7 @@ func openObject(s *Store, addr string) (*objStore, error) {
 	if err != nil {
 		return nil, Errorf(CodeUsage, "store %s: %v", loc, err)
 	}
-	return &objStore{s: s, b: s3store.Open(loc, c), ctx: context.Background()}, nil
+	return &objStore{dir: addr, now: now, b: s3store.Open(loc, c), ctx: context.Background()}, nil
 }
 
 // OpenBucket returns a Store on object storage through a Bucket the
@@ -67,7 +68,7 @@ func openObject(s *Store, addr string) (*objStore, error) {
 // size), where Open would read the AWS variables.
 func OpenBucket(b *s3store.Bucket) *Store {
 	s := &Store{Dir: b.Location().String()}
-	s.be.once.Do(func() { s.be.b = &objStore{s: s, b: b, ctx: context.Background()} })
+	s.be.once.Do(func() { s.be.b = &objStore{dir: s.Dir, now: s.now, b: b, ctx: context.Background()} })
 	return s
 }
 
@@ -138,7 +139,7 @@ func (o *objStore) runExists(run ID) (bool, error) {
 // mustExist is nil when run holds anything, else the error of a run that
 // is not there: collected when gc left a tombstone, or unknown.
 func (o *objStore) mustExist(run ID) error {
-	s := o.s
+	s := o
 	ok, err := o.runExists(run)
 	switch {
 	case err != nil:
@@ -172,7 +173,7 @@ func (o *objStore) objCommitted(run, id ID, objs map[string]s3store.Object) (*De
 // openValue opens value id of run: its descriptor, its content through
 // ranged GETs, its index.
 func (o *objStore) openValue(rid ID, run, id string, vid ID, touch bool) (*openedValue, error) {
-	s := o.s
+	s := o
 	d, _, err := o.getDescriptor(rid, vid)
 	if errors.Is(err, s3store.ErrNotFound) {
 		return nil, o.gone(rid, run, s.missingValue(rid, id, vid, func() []ID { return o.nearestIDs(rid, id) }))
@@ -201,8 +202,8 @@ func (o *objStore) openValue(rid ID, run, id string, vid ID, touch bool) (*opene
 // value written into the run again removes it), the unknown run when the
 // run holds nothing, else err. typed is the run as the caller named it.
 func (o *objStore) gone(run ID, typed string, err error) error {
-	s := o.s
-	if t, ok := s.ReadTombstone(run); ok {
+	s := o
+	if t, ok := s.readTombstone(run); ok {
 		return collectedError(t)
 	}
 	if ok, lerr := o.runExists(run); lerr == nil && !ok {
@@ -262,7 +263,7 @@ func (o *objStore) openContent(run ID, d *Descriptor) (*openedValue, error) {
 
 // touch records read activity on run at most once an hour (as Touch).
 func (o *objStore) touch(run ID) {
-	s := o.s
+	s := o
 	key := objKey(run, activityName)
 	now := s.now()
 	if st, err := o.b.Stat(o.ctx, key); err == nil && now.Sub(st.Modified) < activityEvery && st.Modified.Before(now.Add(time.Minute)) {
@@ -354,7 +355,7 @@ func (o *objStore) nearestIDs(run ID, id string) []ID {
 
 // values lists run's committed values (Values).
 func (o *objStore) values(run ID) ([]Descriptor, error) {
-	s := o.s
+	s := o
 	objs, err := o.runObjects(run)
 	if err != nil {
 		return nil, o.ioErr(err)
@@ -379,7 +380,7 @@ func (o *objStore) values(run ID) ([]Descriptor, error) {
 	// first), or before (a key is left in it by a reader or a writer that
 	// died). Then the answer is collected, never part of the run.
 	if len(out) < descs || len(out) == 0 {
-		if t, ok := s.ReadTombstone(run); ok {
+		if t, ok := s.readTombstone(run); ok {
 			return nil, collectedError(t)
 		}
 	}
@@ -403,4 +404,14 @@ func (o *objStore) readTombstone(run ID) (*Tombstone, bool) {
 func (o *objStore) taken(run, id ID) bool {
 	_, err := o.b.Stat(o.ctx, objKey(run, metaName(id)))
 	return err == nil
+}
+
+func (o *objStore) missingRun(run ID) error { return missingRun(o, o.dir, run) }
+
+func (o *objStore) missingValue(run ID, typed string, id ID, nearest func() []ID) error {
+	return missingValue(o, run, typed, id, nearest)
+}
+
+func (o *objStore) rememberCollected(ri *RunInfo, at time.Time) error {
+	return rememberCollected(o, ri, at)
 }

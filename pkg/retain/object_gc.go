@@ -112,9 +112,9 @@ func leaseHolder() string {
 // with create; without it (a dry run) nothing is written, and a lease
 // another gc holds is still ErrBusy, as the lock is locally.
 func (o *objStore) lockCollector(create bool) (release func(), err error) {
-	s := o.s
+	s := o
 	busy := func(holder string, until time.Time) error {
-		return Errorf(CodeBusy, "another gc is running on %s (%s holds its lease until %s); try again when it is done", s.Dir, holder, until.UTC().Format(time.RFC3339))
+		return Errorf(CodeBusy, "another gc is running on %s (%s holds its lease until %s); try again when it is done", s.dir, holder, until.UTC().Format(time.RFC3339))
 	}
 	if !create {
 		b, cur, err := o.b.Get(o.ctx, leaseKey, 4<<10)
@@ -158,12 +158,11 @@ func (o *objStore) lockCollector(create bool) (release func(), err error) {
 // objCollection is a store on object storage opened for collection: gc
 // holds its lease (or, in a dry run, nothing), and nothing else is open.
 type objCollection struct {
-	s   *Store
 	obj *objStore
 }
 
 func (o *objStore) openCollection(bool) (collection, error) {
-	return &objCollection{s: o.s, obj: o}, nil
+	return &objCollection{obj: o}, nil
 }
 
 func (c *objCollection) close() {}
@@ -273,7 +272,7 @@ func (c *objCollection) collectRun(ri *RunInfo, t Tombstone) error {
 		return o.ioErr(err)
 	}
 	if len(objs) == 0 {
-		return c.s.missingRun(run)
+		return c.obj.missingRun(run)
 	}
 	if what := objChanged(ri, objs); what != "" {
 		return &RunChangedError{Run: run, What: what}
@@ -281,7 +280,7 @@ func (c *objCollection) collectRun(ri *RunInfo, t Tombstone) error {
 	if err := c.checkLease(); err != nil {
 		return err
 	}
-	if err := c.s.rememberCollected(ri, t.Collected); err != nil {
+	if err := c.obj.rememberCollected(ri, t.Collected); err != nil {
 		return fmt.Errorf("recording the values of run %s: %w (run left in place)", run, err)
 	}
 	if err := c.writeTombstone(t); err != nil {

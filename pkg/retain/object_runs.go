@@ -123,7 +123,7 @@ func (o *objStore) committedCollections() (map[ID]bool, error) {
 
 // scanRunEntries is ScanRunEntries from one listing of the run.
 func (o *objStore) scanRunEntries(run ID) (*RunInfo, error) {
-	s := o.s
+	s := o
 	objs, err := o.runObjects(run)
 	if err != nil {
 		return nil, o.ioErr(err)
@@ -207,3 +207,12 @@ func entryObjects(ri *RunInfo) map[string]s3store.Object {
 // runBusy: there are no locks on object storage; a run in use is active
 // by its times.
 func (o *objStore) runBusy(ID) (bool, error) { return false, nil }
+
+// holdRun: there are no run locks on object storage (gc holds a lease,
+// and marks a run it collects); a run that exists is held by nothing.
+func (o *objStore) holdRun(run ID, _ bool) (*RunLock, error) {
+	if err := o.mustExist(run); err != nil {
+		return nil, err
+	}
+	return &RunLock{Run: run, Dir: o.where(strings.TrimSuffix(runPrefix(run), "/"))}, nil
+}

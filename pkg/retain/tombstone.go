@@ -45,30 +45,6 @@ func (s *Store) ReadTombstone(run ID) (*Tombstone, bool) {
 	return b.readTombstone(run)
 }
 
-// readTombstoneEntry reads the entry name of the tombstone directory, at
-// most max bytes, never following a symlink or opening anything but a
-// regular file (object.go: the key). No entry is an error that
-// errors.Is fs.ErrNotExist.
-func (s *Store) readTombstoneEntry(name string, max int64) ([]byte, error) {
-	b, err := s.backend()
-	if err != nil {
-		return nil, err
-	}
-	return b.readTombstoneEntry(name, max)
-}
-
-// writeTombstoneEntry writes b as the entry name of the tombstone
-// directory, durably and whole (synced under a temporary name, renamed,
-// its directory synced), making the directory where missing. Only gc
-// writes there.
-func (s *Store) writeTombstoneEntry(name string, b []byte) error {
-	be, err := s.backend()
-	if err != nil {
-		return err
-	}
-	return be.writeTombstoneEntry(name, b)
-}
-
 // errNotTombstone says a file in the tombstone directory does not hold
 // one.
 var errNotTombstone = errors.New("is not a tombstone")
