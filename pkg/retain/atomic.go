@@ -30,21 +30,6 @@ func refusal(err error, what string) error {
 	return Errorf(CodeCorrupt, "%s: %v", what, err)
 }
 
-// createTemp makes an O_EXCL temporary file in dir whose name marks it as a
-// writer's (isTemp), so gc can tell it from committed files.
-func createTemp(dir, pattern string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, tmpPrefix+pattern)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Chmod(fileMode); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	return f, nil
-}
-
 // WriteFileAtomic writes data to path by way of a synced temporary file in
 // the same directory and a rename, then syncs the directory (fsx's
 // Dir.WriteFileAtomic). A reader sees the old file or the new one, never a

@@ -1,19 +1,8 @@
 package retain
 
 import (
-	"errors"
-	"fmt"
 	"time"
-
-	"github.com/retval/retval/internal/fsx"
 )
-
-// CodeBusy is the code of a lock somebody else holds: a writer's on a run
-// gc wanted, or another collector's on the runs-dir.
-const CodeBusy Code = "busy"
-
-// ErrBusy matches (errors.Is) every error with CodeBusy.
-var ErrBusy = &Error{Code: CodeBusy}
 
 // RunsDirMissing reports whether the runs-dir does not exist yet: an empty
 // store (nothing was ever retained there), not an error.
@@ -62,20 +51,6 @@ func (s *Store) OpenCollection(create bool) (*Collection, error) {
 // Close lets the directories go.
 func (c *Collection) Close() { c.c.close() }
 
-// isRefusal reports whether err is fsx's refusal of an entry that is not
-// what the store holds there.
-func isRefusal(err error) bool { return fsx.Refused(err) || errors.Is(err, fsx.ErrNotDir) }
-
-// RefusedError is a part of the runs-dir's own .retval that the collector
-// will not work in (a symlink in place of trash or tombstones, say).
-type RefusedError struct {
-	Path string // relative to the runs-dir
-	Err  error
-}
-
-func (e *RefusedError) Error() string { return e.Err.Error() }
-func (e *RefusedError) Unwrap() error { return e.Err }
-
 // CollectorLock is the hold of the one collector of a store.
 type CollectorLock struct {
 	release func() // nil: nothing held
@@ -108,13 +83,6 @@ func (s *Store) LockCollector(create bool) (*CollectorLock, error) {
 	return &CollectorLock{release: release}, nil
 }
 
-// TrashEntry is what an interrupted collection left in .retval/trash.
-type TrashEntry struct {
-	Name  string // in the trash
-	Path  string // relative to the runs-dir
-	Bytes int64  // apparent size of the whole tree
-}
-
 // Trash lists the trash, sorted by name. No .retval or no trash is an
 // empty list; a trash gc refuses is a *RefusedError.
 func (c *Collection) Trash() ([]TrashEntry, error) {
@@ -125,17 +93,6 @@ func (c *Collection) Trash() ([]TrashEntry, error) {
 // following a symlink.
 func (c *Collection) EmptyTrash(name string) error {
 	return c.c.emptyTrash(name)
-}
-
-// RunChangedError says a run changed between its scan and its collection:
-// the reason to collect it may no longer hold.
-type RunChangedError struct {
-	Run  ID
-	What string // "c3.txt appeared", "it was read", ...
-}
-
-func (e *RunChangedError) Error() string {
-	return fmt.Sprintf("run %s changed since it was scanned: %s", e.Run, e.What)
 }
 
 // CollectRun collects the run ri describes, as it was scanned: it
@@ -155,12 +112,6 @@ func (e *RunChangedError) Error() string {
 // tombstone is the commit (object_gc.go).
 func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
 	return c.c.collectRun(ri, t)
-}
-
-// DebrisError is a debris file that could not be removed.
-type DebrisError struct {
-	Path string // relative to the runs-dir
-	Err  error
 }
 
 // RemoveDebris removes debris entries of run (as ScanRun listed them).

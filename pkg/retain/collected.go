@@ -1,10 +1,7 @@
 package retain
 
 import (
-	"encoding/json"
-	"errors"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -16,54 +13,6 @@ import (
 // it then still answers `collected` for a value of an earlier generation,
 // where it would otherwise say unknown_reference and suggest one of the
 // new values, whose content is unrelated.
-
-// CollectedIDs is a run's collected-ids record: per collection of the run
-// (oldest first), when it happened and the ids of the values it removed.
-type CollectedIDs struct {
-	Run         ID           `json:"run"`
-	Generations []Generation `json:"generations"`
-}
-
-// Generation is one collection of a run: when, and the values it removed.
-type Generation struct {
-	Collected time.Time `json:"collected"`
-	IDs       []ID      `json:"ids"`
-}
-
-// MaxCollectedIDsBytes bounds a collected-ids record, written and read:
-// the ids of a run at its default capacity (1,024 values of at most 64
-// bytes) fit many times over. gc drops the oldest generations to keep a
-// record within it, then, for a run larger still, the ids that do not fit
-// (a lookup of one of those says unknown_reference, as without a record).
-const MaxCollectedIDsBytes = 1 << 20
-
-const collectedIDsExt = ".ids.json"
-
-// collectedIDsName is the name of run's collected-ids record in the
-// tombstone directory: a run id holds no '.', so it is never a tombstone's.
-func collectedIDsName(run ID) string { return string(run) + collectedIDsExt }
-
-// Newest is when the record's last collection happened.
-func (c *CollectedIDs) Newest() time.Time {
-	if len(c.Generations) == 0 {
-		return time.Time{}
-	}
-	return c.Generations[len(c.Generations)-1].Collected
-}
-
-// errNotCollectedIDs says an entry of the tombstone directory named as a
-// collected-ids record does not hold one.
-var errNotCollectedIDs = errors.New("is not a collected-ids record")
-
-// parseCollectedIDs reads the record b of the tombstone directory's
-// entry name.
-func parseCollectedIDs(name string, b []byte) (*CollectedIDs, error) {
-	var c CollectedIDs
-	if json.Unmarshal(b, &c) != nil || !IsClean(string(c.Run)) || name != collectedIDsName(c.Run) {
-		return nil, errNotCollectedIDs
-	}
-	return &c, nil
-}
 
 // collectedIn returns the collection that removed value id from run, if
 // gc's record of the run names it. A missing, unreadable or hostile
@@ -124,39 +73,9 @@ func rememberCollected(t tombstones, ri *RunInfo, at time.Time) error {
 		}
 	}
 	c.Generations = append(c.Generations, Generation{Collected: at, IDs: ids})
-	b, err := c.marshal()
+	b, err := c.Marshal()
 	if err != nil {
 		return err
 	}
 	return t.writeTombstoneEntry(name, b)
 }
-
-// marshal encodes the record within MaxCollectedIDsBytes, dropping its
-// oldest generations and then the last ids of the one left until it fits.
-func (c *CollectedIDs) marshal() ([]byte, error) {
-	for {
-		b, err := json.Marshal(c)
-		if err != nil {
-			return nil, err
-		}
-		if len(b)+1 <= MaxCollectedIDsBytes {
-			return append(b, '\n'), nil
-		}
-		if len(c.Generations) > 1 {
-			c.Generations = c.Generations[1:]
-			continue
-		}
-		g := &c.Generations[0]
-		over := len(b) + 1 - MaxCollectedIDsBytes
-		n := len(g.IDs)
-		for n > 0 && over > 0 {
-			n--
-			over -= len(g.IDs[n]) + 3 // the quotes and the comma
-		}
-		g.IDs = g.IDs[:n]
-	}
-}
-
-// isCollectedIDsName reports whether name, an entry of the tombstone
-// directory, is named as a collected-ids record.
-func isCollectedIDsName(name string) bool { return strings.HasSuffix(name, collectedIDsExt) }

@@ -301,7 +301,7 @@ func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time
 	base := filepath.Base(l.Dir)
 	runDir, err := c.root.OpenDir(base)
 	if err != nil {
-		return nil, []DebrisError{{base, err}}, nil
+		return nil, []DebrisError{{Path: base, Err: err}}, nil
 	}
 	defer runDir.Close()
 	removed = make([]bool, len(entries))
@@ -322,7 +322,7 @@ func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time
 				sub, err = runDir.OpenDir(parts[0])
 				if err != nil {
 					if !errors.Is(err, fs.ErrNotExist) {
-						fails = append(fails, DebrisError{path, err})
+						fails = append(fails, DebrisError{Path: path, Err: err})
 					}
 					continue
 				}
@@ -330,7 +330,7 @@ func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time
 			}
 			dir = sub
 		} else if len(parts) != 1 {
-			fails = append(fails, DebrisError{path, fmt.Errorf("%s: not an entry of a run directory", path)})
+			fails = append(fails, DebrisError{Path: path, Err: fmt.Errorf("%s: not an entry of a run directory", path)})
 			continue
 		}
 		name := parts[len(parts)-1]
@@ -341,13 +341,13 @@ func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time
 		if fi.ModTime().After(e.ModTime) || now.Sub(fi.ModTime()) < grace {
 			continue // touched since the scan: not ours to judge now
 		}
-		if e.descAbsent {
+		if e.DescAbsent {
 			if _, err := runDir.Lstat(metaName(e.Value)); err == nil {
 				continue // its descriptor arrived: a value now
 			}
 		}
 		if err := dir.RemoveAll(name); err != nil {
-			fails = append(fails, DebrisError{path, err})
+			fails = append(fails, DebrisError{Path: path, Err: err})
 			continue
 		}
 		removed[i] = true

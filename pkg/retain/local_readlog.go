@@ -90,7 +90,7 @@ func (b *localBackend) scanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// Far longer than a record: skip to the end of the line.
 			lineNo++
-			info.malformed(lineNo)
+			info.NoteMalformed(lineNo)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}
@@ -108,7 +108,7 @@ func (b *localBackend) scanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
 		lineNo++
 		if err == io.EOF || len(line) > MaxReadRecord || !parseRecord(line[:len(line)-1], &rec, in) {
 			// (A last line without its newline is a torn write.)
-			info.malformed(lineNo)
+			info.NoteMalformed(lineNo)
 		} else {
 			info.Records++
 			f(&rec)

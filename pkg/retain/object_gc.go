@@ -430,7 +430,7 @@ func (c *objCollection) removeDebris(run ID, entries []RunEntry, now time.Time, 
 		if !ok || ob.Modified.After(e.ModTime) || now.Sub(ob.Modified) < grace {
 			continue // gone, or touched since the scan: not ours to judge now
 		}
-		if e.descAbsent {
+		if e.DescAbsent {
 			if _, ok := objs[metaName(e.Value)]; ok {
 				continue // its descriptor arrived: a value now
 			}
@@ -447,7 +447,7 @@ func (c *objCollection) removeDebris(run ID, entries []RunEntry, now time.Time, 
 	if err := o.b.Delete(o.ctx, keys...); err != nil {
 		var fails []DebrisError
 		for _, i := range which {
-			fails = append(fails, DebrisError{entries[i].Path, o.ioErr(err)})
+			fails = append(fails, DebrisError{Path: entries[i].Path, Err: o.ioErr(err)})
 		}
 		return removed, fails, nil
 	}

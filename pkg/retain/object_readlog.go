@@ -75,7 +75,7 @@ func (o *objStore) scanReadObjects(run ID, f func(*Read), bad func(key string)) 
 		}
 		line, ok := strings.CutSuffix(string(b), "\n")
 		if err != nil || !ok || !parseRecord([]byte(line), &rec, in) {
-			info.malformed(int64(i + 1))
+			info.NoteMalformed(int64(i + 1))
 			if bad != nil {
 				bad(k)
 			}

@@ -13,24 +13,6 @@ import (
 	"github.com/retval/retval/internal/xxh3"
 )
 
-// The kinds of Problem verify reports.
-const (
-	ProblemCorrupt = "corrupt" // a value (or its index) does not match its descriptor
-	ProblemMissing = "missing" // a descriptor whose content file is not there
-	ProblemDebris  = "debris"  // a file that belongs to no committed value
-)
-
-// Problem is one thing verify found wrong.
-type Problem struct {
-	Run ID `json:"run"`
-	// File is the entry's name inside the run directory.
-	File    string `json:"file"`
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-	// Bytes is the size of a debris entry.
-	Bytes int64 `json:"bytes,omitempty"`
-}
-
 // VerifyReport is what Verify checked and found.
 type VerifyReport struct {
 	Runs int `json:"runs"` // runs checked
@@ -222,7 +204,7 @@ func verifyValue(b backend, committed func(ID) (*Descriptor, *valueProblem), run
 	// its index, and every byte against the digests.
 	d, prob := committed(id)
 	if prob != nil {
-		return []Problem{prob.problem()}
+		return []Problem{prob.Problem()}
 	}
 	name := contentName(id, d.Compression)
 	bad := func(format string, args ...any) []Problem {
@@ -230,7 +212,7 @@ func verifyValue(b backend, committed func(ID) (*Descriptor, *valueProblem), run
 	}
 	c, prob := b.openForVerify(run, d)
 	if prob != nil {
-		return []Problem{prob.problem()}
+		return []Problem{prob.Problem()}
 	}
 	defer c.close()
 

@@ -311,7 +311,7 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		Complete: !m.Partial && !m.Stopped, OmittedBytes: m.OmittedBytes,
 		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped, KeptTail: m.Partial && m.KeptTail, Stderr: m.Stderr,
 		Compression: w.comp}
-	d.setCallID(w.opts.Call)
+	setCallID(d, w.opts.Call)
 	w.st.descriptor(d)
 	if w.tooBig && w.old != nil {
 		// Longer than the value the call holds: other bytes.
@@ -479,7 +479,7 @@ func (w *writer) atCapacity(d *Descriptor, reason string) (*Result, error) {
 func (w *writer) stub(d *Descriptor, notRetained string) string {
 	L := w.lim
 	first, last := w.st.lineEnds()
-	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
+	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: metaOf(d),
 		Head: w.st.head, Tail: w.st.tailBytes(), PreviewBytes: L.PreviewBytes, PeekLines: L.PeekLines,
 		NotRetained: notRetained, HeaderOnly: w.opts.Policy == PolicyBounded,
 		ReadMore: w.opts.ReadMore, Run: w.runID, RunsDir: w.store.Dir, NDJSON: d.NDJSON,
@@ -514,7 +514,7 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	}
 	c := &commitReq{run: w.runID, id: w.id, d: d, comp: w.comp, content: w.sink.File(), stored: stored, lim: w.lim, now: w.store.now}
 	if w.st.size > IndexMinSize {
-		c.index = w.st.index.finish(w.st.sha.Sum(nil))
+		c.index = w.st.index.Finish(w.st.sha.Sum(nil))
 	}
 	r := w.run.commit(c)
 	if r.taken {

@@ -1,4 +1,4 @@
-package retain
+package format
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ const (
 	LineStride   = 512
 	BlockSize    = 64 << 10
 	IndexMinSize = 1 << 20 // values up to this are hashed whole instead
-	indexHeader  = 8 + 8 + 32 + 4 + 4 + 8 + 8
+	IndexHeader  = 8 + 8 + 32 + 4 + 4 + 8 + 8
 )
 
 // Index is a value's parsed .lines file.
@@ -44,8 +44,8 @@ type Index struct {
 	Blocks []uint64
 }
 
-// indexBuilder accumulates an Index as the value streams past.
-type indexBuilder struct {
+// IndexBuilder accumulates an Index as the value streams past.
+type IndexBuilder struct {
 	off      int64 // bytes seen
 	newlines int64 // newlines seen
 	starts   []int64
@@ -54,11 +54,11 @@ type indexBuilder struct {
 	inBlock  int
 }
 
-func newIndexBuilder() *indexBuilder {
-	return &indexBuilder{starts: []int64{0}, h: xxh3.New()}
+func NewIndexBuilder() *IndexBuilder {
+	return &IndexBuilder{starts: []int64{0}, h: xxh3.New()}
 }
 
-func (b *indexBuilder) Write(p []byte) {
+func (b *IndexBuilder) Write(p []byte) {
 	// Line entries: an entry for every stride-th newline. Whole 4 KiB
 	// pieces are skipped with a SIMD count; only the piece holding the
 	// next stride-th newline is walked.
@@ -99,8 +99,8 @@ func (b *indexBuilder) Write(p []byte) {
 
 var nl = []byte{'\n'}
 
-// finish returns the encoded index for a value of the given digest.
-func (b *indexBuilder) finish(sha []byte) []byte {
+// Finish returns the encoded index for a value of the given digest.
+func (b *IndexBuilder) Finish(sha []byte) []byte {
 	if b.inBlock > 0 {
 		b.blocks = append(b.blocks, b.h.Sum64())
 	}
@@ -109,7 +109,7 @@ func (b *indexBuilder) finish(sha []byte) []byte {
 	if n := len(b.starts); n > 1 && b.starts[n-1] == b.off {
 		b.starts = b.starts[:n-1]
 	}
-	out := make([]byte, 0, indexHeader+8*(len(b.starts)+len(b.blocks))+8)
+	out := make([]byte, 0, IndexHeader+8*(len(b.starts)+len(b.blocks))+8)
 	out = append(out, indexMagic...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(b.off))
 	out = append(out, sha...)
@@ -126,22 +126,22 @@ func (b *indexBuilder) finish(sha []byte) []byte {
 	return binary.LittleEndian.AppendUint64(out, xxh3.Hash(out))
 }
 
-var errBadIndex = errors.New("line index does not match its value")
+var ErrBadIndex = errors.New("line index does not match its value")
 
-// maxIndexSize bounds an index file: one for the largest value retval
+// MaxIndexSize bounds an index file: one for the largest value retval
 // keeps is far smaller, so a larger one is not retval's and is not read.
-const maxIndexSize = 64 << 20
+const MaxIndexSize = 64 << 20
 
-// parseIndex checks and parses the bytes of an index of the value d. The
+// ParseIndex checks and parses the bytes of an index of the value d. The
 // Index refers to b (its entries are read in place): the caller hands b
 // over and must not write it again.
-func parseIndex(b []byte, d *Descriptor) (*Index, error) {
-	if len(b) < indexHeader+8 {
-		return nil, errBadIndex
+func ParseIndex(b []byte, d *Descriptor) (*Index, error) {
+	if len(b) < IndexHeader+8 {
+		return nil, ErrBadIndex
 	}
 	body, sum := b[:len(b)-8], binary.LittleEndian.Uint64(b[len(b)-8:])
 	if xxh3.Hash(body) != sum || string(body[:8]) != indexMagic {
-		return nil, errBadIndex
+		return nil, ErrBadIndex
 	}
 	le := binary.LittleEndian
 	size := int64(le.Uint64(body[8:]))
@@ -151,18 +151,18 @@ func parseIndex(b []byte, d *Descriptor) (*Index, error) {
 	nLines, nBlocks := le.Uint64(body[56:]), le.Uint64(body[64:])
 	if size != d.Size || sha != d.SHA256 || stride <= 0 || bs != BlockSize ||
 		nBlocks != uint64((size+BlockSize-1)/BlockSize) || nLines == 0 ||
-		uint64(len(body)) != indexHeader+8*(nLines+nBlocks) {
-		return nil, errBadIndex
+		uint64(len(body)) != IndexHeader+8*(nLines+nBlocks) {
+		return nil, ErrBadIndex
 	}
-	p := body[indexHeader:]
+	p := body[IndexHeader:]
 	ix := &Index{Size: size, Stride: stride, Starts: int64s(p[:8*nLines]), Blocks: uint64s(p[8*nLines:])}
 	for i, o := range ix.Starts {
 		if o < 0 || o > size || i > 0 && o <= ix.Starts[i-1] {
-			return nil, errBadIndex
+			return nil, ErrBadIndex
 		}
 	}
 	if ix.Starts[0] != 0 {
-		return nil, errBadIndex
+		return nil, ErrBadIndex
 	}
 	return ix, nil
 }

@@ -1,4 +1,4 @@
-package retain
+package format
 
 import (
 	"fmt"

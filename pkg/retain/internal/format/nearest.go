@@ -1,4 +1,4 @@
-package retain
+package format
 
 import (
 	"fmt"
@@ -41,20 +41,20 @@ func (e *UnknownValueError) Error() string {
 // maxNearest bounds the suggestions of an unknown value id.
 const maxNearest = 3
 
-// maxScanned bounds the directory entries looked at for suggestions: a
+// MaxScanned bounds the directory entries looked at for suggestions: a
 // run holds at most a few thousand files, and a hostile one must not make
 // a typo slow.
-const maxScanned = 1 << 16
+const MaxScanned = 1 << 16
 
-// nearestAmong ranks the values whose descriptors are among names (the
+// NearestAmong ranks the values whose descriptors are among names (the
 // entries of a run) by their distance to id.
-func nearestAmong(names []string, id string) []ID {
+func NearestAmong(names []string, id string) []ID {
 	want := strings.TrimPrefix(id, "#")
 	if len(want) < 2 {
 		return nil
 	}
-	if len(names) > maxScanned {
-		names = names[:maxScanned]
+	if len(names) > MaxScanned {
+		names = names[:MaxScanned]
 	}
 	type cand struct {
 		id ID
@@ -63,7 +63,7 @@ func nearestAmong(names []string, id string) []ID {
 	var found []cand
 	limit := textdist.Limit(want)
 	for _, name := range names {
-		v, ok := strings.CutSuffix(name, metaExt)
+		v, ok := strings.CutSuffix(name, MetaExt)
 		if !ok || !IsClean(v) {
 			continue
 		}

@@ -1,4 +1,4 @@
-package retain
+package format
 
 // HintError adds a hint to an error: what a person can do next. Its
 // message is Err's alone; the CLI finds the hint with errors.As, through
