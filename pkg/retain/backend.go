@@ -1,111 +1,20 @@
 package retain
 
 import (
+	"os"
+	"strings"
 	"sync"
+
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	"github.com/retval/retval/pkg/retain/internal/backend/local"
+	"github.com/retval/retval/pkg/retain/internal/backend/object"
+	"github.com/retval/retval/pkg/retain/s3store"
 )
-
-// backend is the storage a Store lives on, and the one place that knows
-// which: a runs-dir on the local file system (localBackend, local*.go) or
-// a prefix of an S3-compatible bucket (objStore, object*.go). The store
-// picks one from its address, once, and every operation goes through it;
-// what is the same on both — the rule of a committed value, stubs, limits,
-// the checks of verify, the read log's records — is written once above
-// it, in the store's own files.
-//
-// A backend keeps the contract of SPEC §1 with its own primitives: rename,
-// flock and fsync in a runs-dir; a create with exactly one winner, a
-// compare-and-swap and a lease on object storage (docs/design.md,
-// "Object storage").
-type backend interface {
-	// Runs.
-
-	// runIDs lists the runs, sorted.
-	runIDs() ([]ID, error)
-	// runsDirMissing reports whether the store holds nothing yet (no
-	// runs-dir; no key under the prefix).
-	runsDirMissing() (bool, error)
-	// scanRunEntries lists a run's entries, classified (ScanRunEntries).
-	scanRunEntries(run ID) (*RunInfo, error)
-	// committedIn is the one rule of a committed value (committedValue)
-	// over the run as ri lists it: what CountValues and verify ask.
-	committedIn(ri *RunInfo) func(ID) (*Descriptor, *valueProblem)
-	// runBusy reports whether a writer holds the run (RunBusy).
-	runBusy(run ID) (bool, error)
-	// holdRun holds run for a writer (LockRun) or, exclusive, for gc
-	// (LockRunExclusive).
-	holdRun(run ID, exclusive bool) (*RunLock, error)
-	// mustExist is nil when run is there, else the error of a run that
-	// is not: collected or unknown (missingRun).
-	mustExist(run ID) error
-	// touch records read activity on run, at most once an hour (Touch).
-	touch(run ID)
-
-	// Values.
-
-	// taken reports whether run holds a descriptor for id (Taken).
-	taken(run, id ID) bool
-	// values lists run's committed values, in no order (Values).
-	values(run ID) ([]Descriptor, error)
-	// beginWrite begins a retain of value id into run (made if needed).
-	beginWrite(run, id ID) (valueWrite, error)
-	// openValue opens value vid of run (typed as run and id were given).
-	openValue(run ID, typedRun, typedID string, vid ID, touch bool) (*openedValue, error)
-
-	// The read log.
-
-	// logRead appends one record to run's read log; a run that is not
-	// there is not made by it.
-	logRead(run ID, r Read) error
-	// scanReads calls f with each record, oldest first (ScanReads).
-	scanReads(run ID, f func(*Read)) (ReadLogInfo, error)
-
-	// openStepLedger opens step's ledger in run (OpenStepLedger): the
-	// hold on it, what it recorded, and why the step is counted in memory
-	// (a store that cannot be written), if it is.
-	openStepLedger(run, step ID) (held ledgerHold, spent StepSpent, inMemory error, err error)
-
-	// Tombstones and gc's other records (tombstone.go).
-
-	writeTombstone(t Tombstone) error
-	readTombstone(run ID) (*Tombstone, bool)
-	removeTombstone(run ID) error
-	// readTombstoneEntry reads an entry of the tombstones, at most max
-	// bytes; none is an error matching fs.ErrNotExist.
-	readTombstoneEntry(name string, max int64) ([]byte, error)
-	writeTombstoneEntry(name string, b []byte) error
-	tombstoneFiles() ([]TombstoneFile, error)
-	removeTombstoneFile(name string) error
-
-	// verify (verify.go), beside what it checks of every value.
-
-	// verifyHold holds run while verify checks it, so gc leaves it be;
-	// held is false where nothing can, and verify then leaves out a run
-	// collected meanwhile (collectedSince). probs are what is wrong with
-	// the hold itself (a lock retval never makes).
-	verifyHold(run ID) (release func(), held bool, probs []Problem, err error)
-	collectedSince(run ID) bool
-	// readIndex reads and checks the line index of d, a value of run.
-	readIndex(run ID, d *Descriptor) (*Index, error)
-	// openForVerify opens the stored bytes of d, a value of run, checking
-	// what can be checked before they are read (there, the size d
-	// records; locally, a regular file).
-	openForVerify(run ID, d *Descriptor) (verifyContent, *valueProblem)
-	// verifyReads checks run's read log, e its first entry.
-	verifyReads(ri *RunInfo, e RunEntry) (Problem, bool)
-
-	// gc.
-
-	// lockCollector takes the one collector's hold on the store
-	// (LockCollector); release is nil when nothing is held.
-	lockCollector(create bool) (release func(), err error)
-	// openCollection opens the store for collection (OpenCollection).
-	openCollection(create bool) (collection, error)
-}
 
 // chosenBackend is a Store's backend, chosen on first use from Dir.
 type chosenBackend struct {
 	once sync.Once
-	b    backend
+	b    backend.Backend
 	err  error
 }
 
@@ -113,17 +22,101 @@ type chosenBackend struct {
 // s3://BUCKET/PREFIX address is object storage, anything else a runs-dir.
 // An s3:// address that could not be opened (no credentials, a bad
 // address) is its error, returned by every operation.
-func (s *Store) backend() (backend, error) {
+func (s *Store) backend() (backend.Backend, error) {
 	s.be.once.Do(func() {
 		if IsObjectStore(s.Dir) {
-			var o *objStore
-			o, s.be.err = openObject(s.Dir, s.now)
+			var o *object.Backend
+			o, s.be.err = object.Open(s.Dir, s.now)
 			if s.be.err == nil {
 				s.be.b = o
 			}
 			return
 		}
-		s.be.b = &localBackend{dir: s.Dir, now: s.now, cache: func() *ValueCache { return s.Cache }}
+		s.be.b = local.New(s.Dir, s.now, func() *ValueCache { return s.Cache })
 	})
 	return s.be.b, s.be.err
 }
+
+// RunLock is a writer's shared hold on a run: while it is held, gc (which
+// takes the run's lock exclusively, without waiting) leaves the run alone.
+type RunLock = backend.RunLock
+
+// LockRun takes run's lock shared, for a writer other than retain (the
+// lookup-budget ledger, say). The run must exist. Object storage has no
+// run locks (gc holds a lease and marks what it collects): there a run
+// that exists is held by nothing.
+func (s *Store) LockRun(run ID) (*RunLock, error) {
+	b, err := s.backend()
+	if err != nil {
+		return nil, err
+	}
+	return b.HoldRun(run, false)
+}
+
+// LockRunExclusive takes run's lock exclusively without waiting, as gc
+// does before it changes a run: it fails with an ErrBusy error when a
+// writer holds the lock. The lock file is created if the run has none.
+// On object storage, as LockRun.
+func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
+	b, err := s.backend()
+	if err != nil {
+		return nil, err
+	}
+	return b.HoldRun(run, true)
+}
+
+// ValueCache keeps small values (those read whole and checked against
+// their SHA-256) that a long-running reader — retval mcp serve, a Go
+// harness — has read, so that the next read of one costs a few lstat
+// calls instead of opening, parsing and hashing it again. Values are
+// immutable; an entry is used only while its descriptor and its content
+// file are the very files it was read from (device, inode, size,
+// modification and change times), and only after the run's directory was
+// looked up as for any read: a run gc collected, or a file that was
+// replaced or written to, is read again from disk, with every check.
+// Entries are let go least recently used first once the cache holds more
+// than its bytes. It is safe for concurrent use; a nil *ValueCache caches
+// nothing, and a zero ValueCache holds DefaultValueCacheBytes. Object
+// storage is not cached.
+type ValueCache = local.ValueCache
+
+// DefaultValueCacheBytes is the cache retval's MCP server keeps.
+const DefaultValueCacheBytes = local.DefaultValueCacheBytes
+
+// NewValueCache returns a cache of at most maxBytes of values
+// (DefaultValueCacheBytes when maxBytes is not above 0).
+func NewValueCache(maxBytes int64) *ValueCache { return local.NewValueCache(maxBytes) }
+
+// BadLockError is a run whose .lock is not a file retval makes (a
+// symlink, a FIFO, a directory): no writer and no gc can lock the run, so
+// it is refused as corrupt wherever it is met. It is the Err of an *Error
+// with CodeCorrupt.
+type BadLockError = local.BadLockError
+
+// WriteFileAtomic writes data to path by way of a synced temporary file in
+// the same directory and a rename, then syncs the directory (fsx's
+// Dir.WriteFileAtomic). A reader sees the old file or the new one, never a
+// part (golang.org/issue/22397); on failure nothing is left behind.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return local.WriteFileAtomic(path, data, perm)
+}
+
+// OpenBucket returns a Store on object storage through a Bucket the
+// caller configured itself (its own credentials, HTTP client or part
+// size), where Open would read the AWS variables.
+func OpenBucket(b *s3store.Bucket) *Store {
+	s := &Store{Dir: b.Location().String()}
+	s.be.once.Do(func() { s.be.b = object.New(b, s.Dir, s.now) })
+	return s
+}
+
+// S3Scheme starts a store address that names object storage.
+const S3Scheme = "s3://"
+
+// IsObjectStore reports whether dir names object storage (s3://…) rather
+// than a local runs-dir.
+func IsObjectStore(dir string) bool { return strings.HasPrefix(dir, S3Scheme) }
+
+// LeaseTTL is how long gc's lease on object storage lasts unless renewed;
+// gc renews it every third of that while it works.
+const LeaseTTL = object.LeaseTTL

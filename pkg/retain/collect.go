@@ -2,6 +2,8 @@ package retain
 
 import (
 	"time"
+
+	"github.com/retval/retval/pkg/retain/internal/backend"
 )
 
 // RunsDirMissing reports whether the runs-dir does not exist yet: an empty
@@ -11,22 +13,13 @@ func (s *Store) RunsDirMissing() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return b.runsDirMissing()
+	return b.RunsDirMissing()
 }
 
 // Collection is a store opened for collection: what gc changes it
 // through, on either backend.
 type Collection struct {
-	c collection
-}
-
-// collection is a backend's side of a Collection.
-type collection interface {
-	close()
-	trash() ([]TrashEntry, error)
-	emptyTrash(name string) error
-	collectRun(ri *RunInfo, t Tombstone) error
-	removeDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) ([]bool, []DebrisError, error)
+	c backend.Collection
 }
 
 // OpenCollection opens the store for collection. In a runs-dir that is
@@ -41,7 +34,7 @@ func (s *Store) OpenCollection(create bool) (*Collection, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := b.openCollection(create)
+	c, err := b.OpenCollection(create)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +42,7 @@ func (s *Store) OpenCollection(create bool) (*Collection, error) {
 }
 
 // Close lets the directories go.
-func (c *Collection) Close() { c.c.close() }
+func (c *Collection) Close() { c.c.Close() }
 
 // CollectorLock is the hold of the one collector of a store.
 type CollectorLock struct {
@@ -67,7 +60,7 @@ func (l *CollectorLock) Unlock() {
 // LockCollector takes the store's collector lock without waiting:
 // another collector holding it is an ErrBusy error. In a runs-dir it is
 // .retval/gc.lock, locked exclusively; on object storage, a lease
-// (object_gc.go). With create unset nothing is created: a store where no
+// (internal/backend/object). With create unset nothing is created: a store where no
 // gc ever ran is not locked (that is how a dry run changes nothing). A
 // symlink in place of .retval or of the lock, or a lock that is not a
 // regular file, is refused with a corrupt error that says what to do.
@@ -76,7 +69,7 @@ func (s *Store) LockCollector(create bool) (*CollectorLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	release, err := b.lockCollector(create)
+	release, err := b.LockCollector(create)
 	if err != nil {
 		return nil, err
 	}
@@ -86,13 +79,13 @@ func (s *Store) LockCollector(create bool) (*CollectorLock, error) {
 // Trash lists the trash, sorted by name. No .retval or no trash is an
 // empty list; a trash gc refuses is a *RefusedError.
 func (c *Collection) Trash() ([]TrashEntry, error) {
-	return c.c.trash()
+	return c.c.Trash()
 }
 
 // EmptyTrash deletes the trash entry name and everything in it, never
 // following a symlink.
 func (c *Collection) EmptyTrash(name string) error {
-	return c.c.emptyTrash(name)
+	return c.c.EmptyTrash(name)
 }
 
 // CollectRun collects the run ri describes, as it was scanned: it
@@ -109,9 +102,9 @@ func (c *Collection) EmptyTrash(name string) error {
 // deleted: collection is what frees the disk, so it must not need room
 // first. Until then a lookup in the run says unknown_reference. On object
 // storage a marker stands in for the lock and the rename, and the
-// tombstone is the commit (object_gc.go).
+// tombstone is the commit (internal/backend/object).
 func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
-	return c.c.collectRun(ri, t)
+	return c.c.CollectRun(ri, t)
 }
 
 // RemoveDebris removes debris entries of run (as ScanRun listed them).
@@ -126,7 +119,7 @@ func (c *Collection) CollectRun(ri *RunInfo, t Tombstone) error {
 // writer is gone; the run directory (and its .steps) is opened without
 // following a symlink, and each entry removed relative to it, a symlink
 // as itself. On object storage the run is marked meanwhile, as for a
-// collection (object_gc.go).
+// collection (internal/backend/object).
 func (c *Collection) RemoveDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) (removed []bool, fails []DebrisError, err error) {
-	return c.c.removeDebris(run, entries, now, grace)
+	return c.c.RemoveDebris(run, entries, now, grace)
 }

@@ -110,41 +110,27 @@ const (
 )
 
 var (
-	appendRecord       = format.AppendRecord
-	asTyped            = format.AsTyped
-	classifyValueFile  = format.ClassifyValueFile
-	collectedError     = format.CollectedError
-	collectedIDsName   = format.CollectedIDsName
-	contentName        = format.ContentName
-	createTemp         = format.CreateTemp
-	describes          = format.Describes
-	errBadIndex        = format.ErrBadIndex
-	ErrBusy            = format.ErrBusy
-	ErrCapacity        = format.ErrCapacity
-	ErrCollected       = format.ErrCollected
-	ErrConflict        = format.ErrConflict
-	ErrCorrupt         = format.ErrCorrupt
-	ErrLedgerChanged   = format.ErrLedgerChanged
-	ErrNotFound        = format.ErrNotFound
-	errNotTombstone    = format.ErrNotTombstone
-	ErrReadOnly        = format.ErrReadOnly
-	isCollectedIDsName = format.IsCollectedIDsName
-	isRefusal          = format.IsRefusal
-	isTemp             = format.IsTemp
-	linesName          = format.LinesName
-	marshalDescriptor  = format.MarshalDescriptor
-	metaName           = format.MetaName
-	nearestAmong       = format.NearestAmong
-	newIndexBuilder    = format.NewIndexBuilder
-	orphanOtherContent = format.OrphanOtherContent
-	parseCollectedIDs  = format.ParseCollectedIDs
-	parseIndex         = format.ParseIndex
-	parseRecord        = format.ParseRecord
-	readOnlyErr        = format.ReadOnlyErr
-	runDir             = format.RunDir
-	runFromDirName     = format.RunFromDirName
-	stepName           = format.StepName
-	valueOf            = format.ValueOf
+	appendRecord      = format.AppendRecord
+	asTyped           = format.AsTyped
+	collectedIDsName  = format.CollectedIDsName
+	contentName       = format.ContentName
+	ErrBusy           = format.ErrBusy
+	ErrCapacity       = format.ErrCapacity
+	ErrCollected      = format.ErrCollected
+	ErrConflict       = format.ErrConflict
+	ErrCorrupt        = format.ErrCorrupt
+	ErrLedgerChanged  = format.ErrLedgerChanged
+	ErrNotFound       = format.ErrNotFound
+	ErrReadOnly       = format.ErrReadOnly
+	isTemp            = format.IsTemp
+	linesName         = format.LinesName
+	marshalDescriptor = format.MarshalDescriptor
+	metaName          = format.MetaName
+	newIndexBuilder   = format.NewIndexBuilder
+	parseCollectedIDs = format.ParseCollectedIDs
+	parseRecord       = format.ParseRecord
+	runDir            = format.RunDir
+	valueOf           = format.ValueOf
 )
 
 // CodeOf returns the code of the first *Error in err's chain, CodeIO for
@@ -171,3 +157,8 @@ func WithHint(err error, hint string) error { return format.WithHint(err, hint) 
 var logField = format.LogField
 
 const maxLogTool = format.MaxLogTool
+
+// MaxDescriptorSize bounds a descriptor file: retain never writes a larger
+// one (it bounds the call id and tool name it keeps), and a reader refuses
+// one as corrupt rather than read it whole.
+const MaxDescriptorSize = format.MaxDescriptorSize

@@ -25,7 +25,7 @@ func (s *Store) Values(run string) ([]Descriptor, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := b.values(rid)
+	out, err := b.Values(rid)
 	if err != nil {
 		return nil, asTyped(err, run)
 	}

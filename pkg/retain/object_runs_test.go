@@ -23,17 +23,6 @@ func s3Store(t *testing.T, srv *s3test.Server) (*Store, *objStore, *time.Time) {
 	return s, objectBackend(t, s), &now
 }
 
-// objectBackend is the object backend s chose.
-func objectBackend(t testing.TB, s *Store) *objStore {
-	t.Helper()
-	b, err := s.backend()
-	o, ok := b.(*objStore)
-	if err != nil || !ok {
-		t.Fatalf("object backend: %T, %v", b, err)
-	}
-	return o
-}
-
 func toolOutput(tag string, n int) []byte {
 	return bytes.Repeat([]byte(tag+" line of a tool result\n"), n)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/retval/retval/internal/xxh3"
+	"github.com/retval/retval/pkg/retain/internal/backend"
 )
 
 // Value is an open retained value. Every byte it returns has been checked:
@@ -38,31 +39,14 @@ type Value struct {
 	onWhole func(Descriptor, []byte)
 }
 
-// openedValue is a value as its backend opened it, what a Value reads.
-type openedValue struct {
-	desc Descriptor
-	// raw is the stored bytes (a compressed value's zstd frames); f, when
-	// set, is the local file they are read from (Close closes it, Map
-	// maps it).
-	raw io.ReaderAt
-	f   *os.File
-	// index is the value's line index, nil when it has none or one that
-	// did not check out.
-	index *Index
-	// whole, set instead of raw, is the value's bytes, already checked
-	// (a cache hit).
-	whole   []byte
-	onWhole func(Descriptor, []byte)
-}
-
 // newValue is the Value that reads op, a value of run.
-func newValue(run ID, op *openedValue) (*Value, error) {
-	if op.whole != nil {
-		return &Value{Desc: op.desc, Run: run, raw: bytes.NewReader(op.whole), whole: op.whole, wholeChecked: true, blockNum: -1}, nil
+func newValue(run ID, op *backend.OpenedValue) (*Value, error) {
+	if op.Whole != nil {
+		return &Value{Desc: op.Desc, Run: run, raw: bytes.NewReader(op.Whole), whole: op.Whole, wholeChecked: true, blockNum: -1}, nil
 	}
-	v := &Value{Desc: op.desc, Run: run, f: op.f, raw: op.raw, index: op.index, blockNum: -1, onWhole: op.onWhole}
+	v := &Value{Desc: op.Desc, Run: run, f: op.File, raw: op.Raw, index: op.Index, blockNum: -1, onWhole: op.OnWhole}
 	if v.Desc.Compression == CompressZstd {
-		zr, err := openZstd(op.raw, &v.Desc)
+		zr, err := openZstd(op.Raw, &v.Desc)
 		if err != nil {
 			v.Close()
 			return nil, err
@@ -92,7 +76,7 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	op, err := b.openValue(rid, run, id, vid, touch)
+	op, err := b.OpenValue(rid, run, id, vid, touch)
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +229,3 @@ func (s *Store) Descriptor(run, id string) (*Descriptor, error) {
 	d := v.Desc
 	return &d, nil
 }
-
-// emptySHA256 is the SHA-256 of no bytes.
-const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

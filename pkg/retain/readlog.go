@@ -33,7 +33,7 @@ func (s *Store) logRead(run ID, r Read) error {
 	if err != nil {
 		return nil // a store that cannot be opened: the read said so already
 	}
-	return b.logRead(run, r)
+	return b.LogRead(run, r)
 }
 
 // ScanReads calls f with each record of run's read log, in the order they
@@ -47,7 +47,7 @@ func (s *Store) ScanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
 	if err != nil {
 		return ReadLogInfo{}, err
 	}
-	return b.scanReads(run, f)
+	return b.ScanReads(run, f)
 }
 
 // LogCall records one call the model (or a person) made to read run: a

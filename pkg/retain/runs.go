@@ -52,7 +52,7 @@ func (s *Store) RunIDs() ([]ID, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.runIDs()
+	return b.RunIDs()
 }
 
 // ScanRun lists a run directory with sizes, modification times and what
@@ -77,7 +77,7 @@ func (s *Store) ScanRunEntries(run ID) (*RunInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.scanRunEntries(run)
+	return b.ScanRunEntries(run)
 }
 
 // CountValues sets ri.Values to the number of the run's committed values,
@@ -88,7 +88,7 @@ func (s *Store) CountValues(ri *RunInfo) {
 	if err != nil {
 		return
 	}
-	committed := b.committedIn(ri)
+	committed := b.CommittedIn(ri)
 	ri.Values = 0
 	for _, e := range ri.Entries {
 		if e.Kind == KindValue && e.Name == metaName(e.Value) {
@@ -108,5 +108,5 @@ func (s *Store) RunBusy(run ID) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return b.runBusy(run)
+	return b.RunBusy(run)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/retval/retval/pkg/retain/internal/backend"
 )
 
 // StepLedger is one step's ledger, held: the run's lock shared (gc leaves
@@ -14,20 +16,11 @@ type StepLedger struct {
 	spent StepSpent
 	// held is how the backend keeps the ledger: a locked file in a
 	// runs-dir, a compare-and-swap on object storage.
-	held ledgerHold
+	held backend.LedgerHold
 
 	// inMemory: the store cannot be written (ReadOnlyError): the step is
 	// counted here alone, from what its ledger recorded, if anything.
 	inMemory error
-}
-
-// ledgerHold is a backend's hold on an open step ledger.
-type ledgerHold interface {
-	// save writes rec, the ledger's whole record, durably: once it
-	// returns nil, a crash cannot make the step forget it.
-	save(rec []byte) error
-	// close lets the ledger (and whatever it holds) go.
-	close()
 }
 
 // InMemory returns why the step's spending is held in memory for this
@@ -50,7 +43,7 @@ func (s *Store) OpenStepLedger(run, step ID) (*StepLedger, error) {
 		return nil, err
 	}
 	l := &StepLedger{step: step}
-	if l.held, l.spent, l.inMemory, err = b.openStepLedger(run, step); err != nil {
+	if l.held, l.spent, l.inMemory, err = b.OpenStepLedger(run, step); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -79,7 +72,7 @@ func (l *StepLedger) Save(sp StepSpent) error {
 		l.spent = sp
 		return nil
 	}
-	if err := l.held.save(rec); err != nil {
+	if err := l.held.Save(rec); err != nil {
 		return err
 	}
 	l.spent = sp
@@ -87,4 +80,4 @@ func (l *StepLedger) Save(sp StepSpent) error {
 }
 
 // Close lets the ledger and the run go.
-func (l *StepLedger) Close() { l.held.close() }
+func (l *StepLedger) Close() { l.held.Close() }

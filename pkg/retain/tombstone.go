@@ -9,7 +9,7 @@ func (s *Store) WriteTombstone(t Tombstone) error {
 	if err != nil {
 		return err
 	}
-	return b.writeTombstone(t)
+	return b.WriteTombstone(t)
 }
 
 // ReadTombstone returns the tombstone of run, if gc left one. It never
@@ -22,7 +22,7 @@ func (s *Store) ReadTombstone(run ID) (*Tombstone, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return b.readTombstone(run)
+	return b.ReadTombstone(run)
 }
 
 // RemoveTombstone forgets a tombstone (a new run of that name was written,
@@ -33,7 +33,7 @@ func (s *Store) RemoveTombstone(run ID) error {
 	if err != nil {
 		return err
 	}
-	return b.removeTombstone(run)
+	return b.RemoveTombstone(run)
 }
 
 // TombstoneFiles lists the tombstone directory, reading each tombstone
@@ -46,7 +46,7 @@ func (s *Store) TombstoneFiles() ([]TombstoneFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.tombstoneFiles()
+	return b.TombstoneFiles()
 }
 
 // RemoveTombstoneFile removes the entry name of the tombstone directory
@@ -57,5 +57,5 @@ func (s *Store) RemoveTombstoneFile(name string) error {
 	if err != nil {
 		return err
 	}
-	return b.removeTombstoneFile(name)
+	return b.RemoveTombstoneFile(name)
 }

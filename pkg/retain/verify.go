@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/retval/retval/internal/xxh3"
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	format "github.com/retval/retval/pkg/retain/internal/format"
 )
 
 // VerifyReport is what Verify checked and found.
@@ -63,7 +65,7 @@ func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
 		return nil, err
 	}
 	o.Grace = Limits{Grace: o.Grace}.Effective().Grace
-	runs, err := s.runsToVerify(o.Run, b.mustExist)
+	runs, err := s.runsToVerify(o.Run, b.MustExist)
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +98,13 @@ func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
 // it is checked, each problem is reported as it is found; where it
 // cannot, the run's problems are reported once it is checked, and none
 // when the run was collected meanwhile.
-func (s *Store) verifyRun(b backend, run ID, o *VerifyOptions, rep *VerifyReport) error {
-	release, held, holdProbs, err := b.verifyHold(run)
+func (s *Store) verifyRun(b backend.Backend, run ID, o *VerifyOptions, rep *VerifyReport) error {
+	release, held, holdProbs, err := b.VerifyHold(run)
 	if err != nil {
 		return err
 	}
 	defer release()
-	ri, err := b.scanRunEntries(run)
+	ri, err := b.ScanRunEntries(run)
 	if err != nil {
 		return err
 	}
@@ -133,7 +135,7 @@ func (s *Store) verifyRun(b backend, run ID, o *VerifyOptions, rep *VerifyReport
 	for _, p := range holdProbs {
 		report(p)
 	}
-	committed := b.committedIn(ri)
+	committed := b.CommittedIn(ri)
 	now := s.now()
 	readLog := false
 	for _, e := range ri.Entries {
@@ -143,7 +145,7 @@ func (s *Store) verifyRun(b backend, run ID, o *VerifyOptions, rep *VerifyReport
 			// checked once, where it is listed.
 			if !readLog {
 				readLog = true
-				if p, ok := b.verifyReads(ri, e); ok {
+				if p, ok := b.VerifyReads(ri, e); ok {
 					report(p)
 				}
 			}
@@ -160,7 +162,7 @@ func (s *Store) verifyRun(b backend, run ID, o *VerifyOptions, rep *VerifyReport
 			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e, desc[e.Value]), Bytes: e.Bytes})
 		}
 	}
-	if !held && len(got.Problems) > 0 && b.collectedSince(run) {
+	if !held && len(got.Problems) > 0 && b.CollectedSince(run) {
 		return nil
 	}
 	rep.Runs++
@@ -198,7 +200,7 @@ func debrisWhy(e RunEntry, hasDesc bool) string {
 // verifyValue checks value id of run and returns what is wrong with it;
 // committed is the one rule, as the backend applies it to the run's
 // listing. bytes accumulates what was hashed.
-func verifyValue(b backend, committed func(ID) (*Descriptor, *valueProblem), run, id ID, hasIndex bool, bytes *int64) []Problem {
+func verifyValue(b backend.Backend, committed func(ID) (*Descriptor, *valueProblem), run, id ID, hasIndex bool, bytes *int64) []Problem {
 	// First the rule every listing counts by; then what only verify does:
 	// open the content (re-checking it, as it may have changed since),
 	// its index, and every byte against the digests.
@@ -210,17 +212,17 @@ func verifyValue(b backend, committed func(ID) (*Descriptor, *valueProblem), run
 	bad := func(format string, args ...any) []Problem {
 		return []Problem{{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}}
 	}
-	c, prob := b.openForVerify(run, d)
+	c, prob := b.OpenForVerify(run, d)
 	if prob != nil {
 		return []Problem{prob.Problem()}
 	}
-	defer c.close()
+	defer c.Close()
 
 	var ix *Index
 	var probs []Problem
 	if hasIndex {
 		var err error
-		ix, err = b.readIndex(run, d)
+		ix, err = b.ReadIndex(run, d)
 		if err != nil {
 			probs = append(probs, Problem{File: linesName(id), Kind: ProblemCorrupt, Message: fmt.Sprintf("line index unusable: %v", err)})
 			ix = nil
@@ -231,7 +233,7 @@ func verifyValue(b backend, committed func(ID) (*Descriptor, *valueProblem), run
 	if d.Compression == CompressZstd {
 		// The same seek-table checks and bounded frame decoding as every
 		// read: a frame that inflates past the descriptor is corrupt.
-		zr, err := openZstd(c.at, d)
+		zr, err := openZstd(c.At, d)
 		if err != nil {
 			return append(probs, bad("%v", err)...)
 		}
@@ -239,32 +241,16 @@ func verifyValue(b backend, committed func(ID) (*Descriptor, *valueProblem), run
 		r = io.NewSectionReader(zr, 0, d.Size)
 	} else {
 		// One byte past the descriptor's size tells a longer content apart.
-		r = io.LimitReader(c.r, d.Size+1)
+		r = io.LimitReader(c.R, d.Size+1)
 	}
 	return append(probs, checkContent(id, d, ix, r, bytes, bad)...)
 }
 
-// verifyContent is a value's stored bytes opened for verify.
-type verifyContent struct {
-	r     io.Reader   // from the start (a plain value is hashed from it)
-	at    io.ReaderAt // by offset (a compressed value is decoded through it)
-	close func()
-}
-
-// contentMissing is the problem of a descriptor whose content is not there.
-func contentMissing(d *Descriptor) *valueProblem {
-	return &valueProblem{File: contentName(d.ID, d.Compression), Kind: ProblemMissing,
-		Message: fmt.Sprintf("content file missing: %s has no %s", metaName(d.ID), contentName(d.ID, d.Compression))}
-}
-
-// contentCorrupt is the problem of content that cannot be what d says.
-func contentCorrupt(d *Descriptor, format string, args ...any) *valueProblem {
-	return &valueProblem{File: contentName(d.ID, d.Compression), Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}
-}
-
 // isReadLog reports whether a run's entry is its read log: the file
 // .reads, or one of its records under .reads/ on object storage.
-func isReadLog(name string) bool { return name == readsName || strings.HasPrefix(name, readsDir) }
+func isReadLog(name string) bool {
+	return name == readsName || strings.HasPrefix(name, format.ReadsDir)
+}
 
 // runsToVerify is the run typed names, which exist must find there (its
 // error names the run as typed), or every run of the store when typed is

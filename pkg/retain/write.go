@@ -1,16 +1,15 @@
 package retain
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/iox"
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	"github.com/retval/retval/pkg/retain/internal/backend/object"
 )
 
 // RetainOptions says where a result goes and under which limits.
@@ -86,7 +85,7 @@ const (
 func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, error) {
 	cw := &iox.CountingWriter{W: out}
 	res, err := s.retainInput(in, cw, o)
-	if err == nil && !testHookObjDiesBeforeTombstone && (res.Verbatim || !o.ShowLater) {
+	if err == nil && !object.TestHookDiesBeforeTombstone && (res.Verbatim || !o.ShowLater) {
 		s.logRetain(o, res, cw.N)
 	}
 	return res, err
@@ -195,7 +194,7 @@ type writer struct {
 	comp Compression
 	// run is the backend's side of this retain: its hold on the run, and
 	// how the value is committed there.
-	run    valueWrite
+	run    backend.ValueWrite
 	sink   sink // the temporary content file; nil once committed
 	st     *stats
 	tooBig bool // the value passed max-value-size: no longer written
@@ -221,7 +220,7 @@ func (w *writer) dropSink() {
 func (w *writer) close() {
 	w.dropSink()
 	if w.run != nil {
-		w.run.close()
+		w.run.Close()
 		w.run = nil
 	}
 }
@@ -323,83 +322,6 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 	return w.commit(d, in)
 }
 
-// valueWrite is a backend's side of one retain: its hold on the run
-// while the value streams in, where the content is spooled, and how the
-// value is committed.
-type valueWrite interface {
-	// old is the call's descriptor when the retain began, nil if none.
-	old() *Descriptor
-	// spool creates the temporary file the content streams into, and
-	// start, when not nil, is how what was written of it is pushed to
-	// the disk as it goes.
-	spool() (f *os.File, start func(f *os.File, off, n int64), err error)
-	// commit makes the value exist.
-	commit(c *commitReq) commitResult
-	// close lets the run go.
-	close()
-}
-
-// commitReq is what a backend's commit is given: a value streamed in to
-// its end, and the store's rules for it.
-type commitReq struct {
-	run, id ID
-	d       *Descriptor // to commit: the backend sets Created and StoredBytes
-	comp    Compression
-	content *os.File // the finished temporary content file
-	stored  int64    // its bytes
-	// index is the line index of a value of over IndexMinSize bytes, nil
-	// for a smaller one.
-	index []byte
-	lim   Effective
-	now   func() time.Time
-}
-
-// commitResult is what a commit did: one of value, conflict, full,
-// failed and err is set.
-type commitResult struct {
-	// value is the value committed, or the same bytes found under the
-	// call and checked: the stub names it.
-	value *Descriptor
-	// conflict is the call's value, of other bytes.
-	conflict *Descriptor
-	// full says why the run cannot take the value (its limits).
-	full string
-	// failed is why the store could not take it: the input goes out
-	// verbatim, and no stub names anything.
-	failed error
-	// err fails the retain.
-	err error
-	// taken: the content file became the value's, so it is no longer
-	// the retain's to remove.
-	taken bool
-}
-
-// full says why a run holding n committed values of total bytes cannot
-// take the value, or "" when it can.
-func (c *commitReq) full(n, total int64) string {
-	L := c.lim
-	switch {
-	case L.MaxRunValues > 0 && n+1 > L.MaxRunValues:
-		return fmt.Sprintf("run %s holds %d values, max-run-values is %d", c.run, n, L.MaxRunValues)
-	case L.MaxRunBytes > 0 && total+c.d.Size > L.MaxRunBytes:
-		return fmt.Sprintf("run %s would hold %d bytes, max-run-bytes is %d", c.run, total+c.d.Size, L.MaxRunBytes)
-	}
-	return ""
-}
-
-// restoredDescriptor is the descriptor of old once its content is this
-// retain's (stored bytes in c.comp), and its bytes; changed is false when
-// old already describes that content and needs no new descriptor.
-func (c *commitReq) restoredDescriptor(old *Descriptor) (d Descriptor, body []byte, changed bool, err error) {
-	d = *old
-	if c.comp == old.Compression && c.stored == old.StoredBytes {
-		return d, nil, false, nil
-	}
-	d.Compression, d.StoredBytes = c.comp, c.stored
-	body, err = marshalDescriptor(&d)
-	return d, body, err == nil, err
-}
-
 // open begins the retain in the backend (which may create the run and
 // hold it) and creates the temporary content file.
 func (w *writer) open() error {
@@ -407,11 +329,11 @@ func (w *writer) open() error {
 	if err != nil {
 		return err
 	}
-	if w.run, err = b.beginWrite(w.runID, w.id); err != nil {
+	if w.run, err = b.BeginWrite(w.runID, w.id); err != nil {
 		return err
 	}
-	w.old = w.run.old()
-	tmp, start, err := w.run.spool()
+	w.old = w.run.Old()
+	tmp, start, err := w.run.Spool()
 	if err != nil {
 		return err
 	}
@@ -512,53 +434,40 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	if err != nil {
 		return w.fallbackAfterWrite(nil, in, err)
 	}
-	c := &commitReq{run: w.runID, id: w.id, d: d, comp: w.comp, content: w.sink.File(), stored: stored, lim: w.lim, now: w.store.now}
-	if w.st.size > IndexMinSize {
-		c.index = w.st.index.Finish(w.st.sha.Sum(nil))
+	b, err := w.store.backend()
+	if err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
 	}
-	r := w.run.commit(c)
-	if r.taken {
+	c := &backend.CommitReq{Run: w.runID, ID: w.id, Desc: d, Comp: w.comp, Content: w.sink.File(), Stored: stored,
+		Limits: backend.RunLimits{MaxValueSize: w.lim.MaxValueSize, MaxRunValues: w.lim.MaxRunValues, MaxRunBytes: w.lim.MaxRunBytes}, Now: w.store.now,
+		Verify: func(committed func(ID) (*Descriptor, *valueProblem), hasIndex bool) []Problem {
+			var n int64
+			return verifyValue(b, committed, w.runID, w.id, hasIndex, &n)
+		}}
+	if w.st.size > IndexMinSize {
+		c.Index = w.st.index.Finish(w.st.sha.Sum(nil))
+	}
+	r := w.run.Commit(c)
+	if r.Taken {
 		w.sink.File().Close()
 		w.sink = nil
 	}
 	switch {
-	case r.err != nil:
-		return nil, r.err
-	case r.conflict != nil:
-		return nil, w.conflict(r.conflict)
-	case r.full != "":
-		return w.atCapacity(d, r.full)
-	case r.failed != nil:
-		return w.fallbackAfterWrite(nil, in, r.failed)
+	case r.Err != nil:
+		return nil, r.Err
+	case r.Conflict != nil:
+		return nil, w.conflict(r.Conflict)
+	case r.Full != "":
+		return w.atCapacity(d, r.Full)
+	case r.Failed != nil:
+		return w.fallbackAfterWrite(nil, in, r.Failed)
 	}
-	return &Result{Retained: true, Descriptor: r.value, Stub: w.retainedStub(r.value)}, nil
+	return &Result{Retained: true, Descriptor: r.Value, Stub: w.retainedStub(r.Value)}, nil
 }
 
 // conflict is the error for other bytes under a call that holds old.
 func (w *writer) conflict(old *Descriptor) error {
 	return Errorf(CodeConflict, "call %q of run %q is already retained with different bytes (sha256 %s, %d bytes); values are immutable: use a new call id", w.opts.Call, w.runID, old.SHA256, old.Size)
-}
-
-// MaxDescriptorSize bounds a descriptor file: retain never writes a larger
-// one (it bounds the call id and tool name it keeps), and a reader refuses
-// one as corrupt rather than read it whole.
-const MaxDescriptorSize = 1 << 20
-
-// readDescriptor reads and parses a descriptor without following symlinks,
-// blocking on a FIFO, or reading more than MaxDescriptorSize.
-func readDescriptor(path string) (*Descriptor, error) {
-	b, err := fsx.ReadSmall(path, MaxDescriptorSize)
-	if fsx.Refused(err) {
-		return nil, refusal(err, "descriptor")
-	}
-	if err != nil {
-		return nil, err
-	}
-	var d Descriptor
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, Errorf(CodeCorrupt, "descriptor %s: %v", path, err)
-	}
-	return &d, nil
 }
 
 // pipeline runs the SHA-256 and the other statistics of a value on two

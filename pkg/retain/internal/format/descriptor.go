@@ -67,3 +67,11 @@ const (
 	MaxCallIDBytes = 1024
 	MaxToolBytes   = 256
 )
+
+// MaxDescriptorSize bounds a descriptor file: retain never writes a larger
+// one (it bounds the call id and tool name it keeps), and a reader refuses
+// one as corrupt rather than read it whole.
+const MaxDescriptorSize = 1 << 20
+
+// EmptySHA256 is the SHA-256 of no bytes.
+const EmptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

@@ -259,3 +259,7 @@ func (in Interner) Get(b []byte) string {
 	}
 	return s
 }
+
+// ReadsDir is where a run's read log is on object storage, which cannot
+// append: one object per record under it.
+const ReadsDir = ReadsName + "/"

@@ -1,4 +1,4 @@
-package retain
+package object
 
 import (
 	"errors"
@@ -10,14 +10,14 @@ import (
 )
 
 // objReaderAt reads an object's bytes by ranged GETs, a window of
-// readWindow bytes at a time, keeping the last window: a reader that
+// ReadWindow bytes at a time, keeping the last window: a reader that
 // walks a value block by block costs one GET per window, not per block.
 // A reader that walks window after window (a pointer or an outline
 // scanning a document, a zstd value decoded frame by frame) gets the next
 // readAhead windows fetched at once while it works on this one: on a
 // server each GET is a round trip, and they need not wait for each other.
 type objReaderAt struct {
-	o    *objStore
+	o    *Backend
 	key  string
 	size int64
 	// gone, when set, is the error of a read that found the object
@@ -31,7 +31,7 @@ type objReaderAt struct {
 	free  [][]byte
 }
 
-// window is bytes [n*readWindow, …) of the object, once done is closed.
+// window is bytes [n*ReadWindow, …) of the object, once done is closed.
 type window struct {
 	n    int64
 	done chan struct{}
@@ -40,11 +40,11 @@ type window struct {
 }
 
 const (
-	readWindow = 1 << 20
+	ReadWindow = 1 << 20
 	readAhead  = 4 // windows fetched ahead of a sequential reader
 )
 
-func newObjReaderAt(o *objStore, key string, size int64) *objReaderAt {
+func newObjReaderAt(o *Backend, key string, size int64) *objReaderAt {
 	return &objReaderAt{o: o, key: key, size: size, last: -1}
 }
 
@@ -55,7 +55,7 @@ func (r *objReaderAt) ReadAt(p []byte, off int64) (int, error) {
 		}
 		return 0, io.EOF
 	}
-	if len(p) >= readWindow/2 {
+	if len(p) >= ReadWindow/2 {
 		// A large read (a search's chunk): straight into p.
 		want := min(int64(len(p)), r.size-off)
 		n, err := r.o.b.ReadAt(r.o.ctx, r.key, p[:want], off)
@@ -71,11 +71,11 @@ func (r *objReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	defer r.mu.Unlock()
 	n := 0
 	for n < len(p) && off < r.size {
-		w, err := r.window(off / readWindow)
+		w, err := r.window(off / ReadWindow)
 		if err != nil {
 			return n, err
 		}
-		k := copy(p[n:], w.buf[off-w.n*readWindow:])
+		k := copy(p[n:], w.buf[off-w.n*ReadWindow:])
 		n += k
 		off += int64(k)
 	}
@@ -112,7 +112,7 @@ func (r *objReaderAt) window(n int64) (*window, error) {
 		}
 	}
 	if n == r.last+1 {
-		for k := n + 1; k <= n+readAhead && k*readWindow < r.size; k++ {
+		for k := n + 1; k <= n+readAhead && k*ReadWindow < r.size; k++ {
 			if r.ahead[k] == nil {
 				if r.ahead == nil {
 					r.ahead = map[int64]*window{}
@@ -140,10 +140,10 @@ func (r *objReaderAt) fetch(n int64) *window {
 	if k := len(r.free); k > 0 {
 		buf, r.free = r.free[k-1], r.free[:k-1]
 	} else {
-		buf = make([]byte, 0, readWindow)
+		buf = make([]byte, 0, ReadWindow)
 	}
-	start := n * readWindow
-	end := min(start+readWindow, r.size)
+	start := n * ReadWindow
+	end := min(start+ReadWindow, r.size)
 	go func() {
 		defer close(w.done)
 		b := buf[:end-start]

@@ -1,4 +1,4 @@
-package retain
+package object
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	"github.com/retval/retval/pkg/retain/internal/format"
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
@@ -25,11 +27,11 @@ import (
 // gc renews it every third of that while it works.
 const LeaseTTL = 2 * time.Minute
 
-// objLease is gc's lease, renewed in the background while held. Every
+// Lease is gc's lease, renewed in the background while held. Every
 // write of a collection asks check first: a lease that could not be
 // renewed in time may be another gc's by now, so the write is not made.
-type objLease struct {
-	o    *objStore
+type Lease struct {
+	o    *Backend
 	l    *s3store.Lease
 	stop chan struct{}
 	done chan struct{}
@@ -43,26 +45,28 @@ type objLease struct {
 	renewed time.Time
 }
 
-// leaseNow is the clock gc judges its lease by (a variable so that a
+// LeaseNow is the clock gc judges its lease by (a variable so that a
 // test can make a request take time without waiting for it).
-var leaseNow = time.Now
+var LeaseNow = time.Now
 
-func (l *objLease) check() error {
+// Check is nil while the lease is held, else the busy error of a gc that
+// lost it.
+func (l *Lease) Check() error {
 	if l == nil {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if since := leaseNow().Sub(l.renewed); l.lost == nil && since > l.l.TTL*9/10 {
+	if since := LeaseNow().Sub(l.renewed); l.lost == nil && since > l.l.TTL*9/10 {
 		l.lost = fmt.Errorf("not renewed for %s", since.Round(time.Second))
 	}
 	if l.lost != nil {
-		return Errorf(CodeBusy, "gc lost its lease on %s (%v): stopped before its next change; run gc again", l.o.b.Location(), l.lost)
+		return format.Errorf(format.CodeBusy, "gc lost its lease on %s (%v): stopped before its next change; run gc again", l.o.b.Location(), l.lost)
 	}
 	return nil
 }
 
-func (l *objLease) renewLoop() {
+func (l *Lease) renewLoop() {
 	defer close(l.done)
 	if l.tick == nil {
 		t := time.NewTicker(l.l.TTL / 3)
@@ -75,7 +79,7 @@ func (l *objLease) renewLoop() {
 			return
 		case <-l.tick:
 		}
-		sent := leaseNow()
+		sent := LeaseNow()
 		err := l.l.Renew(l.o.ctx)
 		l.mu.Lock()
 		if err != nil && l.lost == nil {
@@ -91,16 +95,46 @@ func (l *objLease) renewLoop() {
 	}
 }
 
-func (l *objLease) release() {
+// Release stops renewing the lease and gives it up.
+func (l *Lease) Release() {
 	close(l.stop)
 	<-l.done
 	l.o.gcLease.CompareAndSwap(l, nil)
 	l.l.Release(l.o.ctx)
 }
 
-// leaseHolder names this process in the lease, for the message another
+// Lease is gc's lease while this backend holds it, nil when it does not.
+func (o *Backend) Lease() *Lease { return o.gcLease.Load() }
+
+// StartLease starts renewing l, a lease taken on the backend's bucket, at
+// each tick (nil: every third of its TTL), as LockCollector does with
+// the lease it takes; renewed is when it was taken. A test drives the
+// renewals with tick.
+func (o *Backend) StartLease(l *s3store.Lease, tick <-chan time.Time, renewed time.Time) *Lease {
+	ol := &Lease{o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: renewed}
+	go ol.renewLoop()
+	return ol
+}
+
+// State is what the renewals recorded: when the last one that succeeded
+// was sent, and why the lease is lost (nil while it is not).
+func (l *Lease) State() (renewed time.Time, lost error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.renewed, l.lost
+}
+
+// Lose marks the lease lost, as a renewal that failed: every change of
+// its collection after this is refused.
+func (l *Lease) Lose(why error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lost = why
+}
+
+// LeaseHolder names this process in the lease, for the message another
 // gc prints.
-func leaseHolder() string {
+func LeaseHolder() string {
 	host, _ := os.Hostname()
 	if host == "" {
 		host = "unknown host"
@@ -108,16 +142,16 @@ func leaseHolder() string {
 	return fmt.Sprintf("gc on %s, pid %d", host, os.Getpid())
 }
 
-// lockCollector is LockCollector on object storage: the lease, taken
+// LockCollector is LockCollector on object storage: the lease, taken
 // with create; without it (a dry run) nothing is written, and a lease
 // another gc holds is still ErrBusy, as the lock is locally.
-func (o *objStore) lockCollector(create bool) (release func(), err error) {
+func (o *Backend) LockCollector(create bool) (release func(), err error) {
 	s := o
 	busy := func(holder string, until time.Time) error {
-		return Errorf(CodeBusy, "another gc is running on %s (%s holds its lease until %s); try again when it is done", s.dir, holder, until.UTC().Format(time.RFC3339))
+		return format.Errorf(format.CodeBusy, "another gc is running on %s (%s holds its lease until %s); try again when it is done", s.dir, holder, until.UTC().Format(time.RFC3339))
 	}
 	if !create {
-		b, cur, err := o.b.Get(o.ctx, leaseKey, 4<<10)
+		b, cur, err := o.b.Get(o.ctx, LeaseKey, 4<<10)
 		if errors.Is(err, s3store.ErrNotFound) {
 			return nil, nil
 		}
@@ -140,8 +174,8 @@ func (o *objStore) lockCollector(create bool) (release func(), err error) {
 		}
 		return nil, nil
 	}
-	sent := leaseNow()
-	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
+	sent := LeaseNow()
+	l, err := o.b.AcquireLease(o.ctx, LeaseKey, LeaseHolder(), LeaseTTL)
 	var held *s3store.HeldError
 	if errors.As(err, &held) {
 		return nil, busy(held.Holder, held.Until)
@@ -149,51 +183,50 @@ func (o *objStore) lockCollector(create bool) (release func(), err error) {
 	if err != nil {
 		return nil, o.ioErr(err)
 	}
-	ol := &objLease{o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), renewed: sent}
-	go ol.renewLoop()
+	ol := o.StartLease(l, nil, sent)
 	o.gcLease.Store(ol)
-	return ol.release, nil
+	return ol.Release, nil
 }
 
 // objCollection is a store on object storage opened for collection: gc
 // holds its lease (or, in a dry run, nothing), and nothing else is open.
 type objCollection struct {
-	obj *objStore
+	obj *Backend
 }
 
-func (o *objStore) openCollection(bool) (collection, error) {
+func (o *Backend) OpenCollection(bool) (backend.Collection, error) {
 	return &objCollection{obj: o}, nil
 }
 
-func (c *objCollection) close() {}
+func (c *objCollection) Close() {}
 
 // checkLease is asked before every change a collection makes.
-func (c *objCollection) checkLease() error { return c.obj.gcLease.Load().check() }
+func (c *objCollection) checkLease() error { return c.obj.gcLease.Load().Check() }
 
-// testHookObjCollecting, when set, runs at the named steps of a
+// TestHookCollecting, when set, runs at the named steps of a
 // collection on object storage ("marked": the marker is there, the run
 // not yet listed again; "committed": the tombstone is written, nothing
 // deleted yet; "deleted": the run's keys are deleted, the marker not
 // yet).
-var testHookObjCollecting func(step string, run ID)
+var TestHookCollecting func(step string, run format.ID)
 
-func hookCollecting(step string, run ID) {
-	if testHookObjCollecting != nil {
-		testHookObjCollecting(step, run)
+func hookCollecting(step string, run format.ID) {
+	if TestHookCollecting != nil {
+		TestHookCollecting(step, run)
 	}
 }
 
 // mark creates run's collection marker. One found there is a gc's that
 // stopped half-way (this gc holds the lease): it is taken over.
-func (c *objCollection) mark(run ID) error {
+func (c *objCollection) mark(run format.ID) error {
 	o := c.obj
 	if err := c.checkLease(); err != nil {
 		return err
 	}
-	body := []byte(fmt.Sprintf("{\"run\":%q,\"holder\":%q}\n", run, leaseHolder()))
-	_, err := o.b.Create(o.ctx, collectingKey(run), body)
+	body := []byte(fmt.Sprintf("{\"run\":%q,\"holder\":%q}\n", run, LeaseHolder()))
+	_, err := o.b.Create(o.ctx, CollectingKey(run), body)
 	if errors.Is(err, s3store.ErrExists) {
-		_, err = o.b.Put(o.ctx, collectingKey(run), body)
+		_, err = o.b.Put(o.ctx, CollectingKey(run), body)
 	}
 	return o.ioErr(err)
 }
@@ -202,18 +235,18 @@ func (c *objCollection) mark(run ID) error {
 // collection only while the lease is held: a gc past its lease leaves
 // the marker (the next gc deletes it), for the gc that holds the lease
 // now may have marked the run for a collection of its own.
-func (c *objCollection) unmark(run ID) error {
+func (c *objCollection) unmark(run format.ID) error {
 	if err := c.checkLease(); err != nil {
 		return err
 	}
 	o := c.obj
-	return o.ioErr(o.b.Delete(o.ctx, collectingKey(run)))
+	return o.ioErr(o.b.Delete(o.ctx, CollectingKey(run)))
 }
 
 // objChanged tells whether a run's new listing differs from the one ri
 // was made from: a key appeared, disappeared or was written since.
-func objChanged(ri *RunInfo, objs map[string]s3store.Object) string {
-	had := map[string]RunEntry{}
+func objChanged(ri *format.RunInfo, objs map[string]s3store.Object) string {
+	had := map[string]format.RunEntry{}
 	for _, e := range ri.Entries {
 		had[e.Name] = e
 	}
@@ -229,9 +262,9 @@ func objChanged(ri *RunInfo, objs map[string]s3store.Object) string {
 			return n + " appeared"
 		case objs[n].Modified.After(e.ModTime) || objs[n].Size != e.Bytes:
 			switch {
-			case n == activityName:
+			case n == format.ActivityName:
 				return "it was read"
-			case strings.HasPrefix(n, stepsDirName+"/"):
+			case strings.HasPrefix(n, format.StepsDirName+"/"):
 				return "a lookup ledger was written"
 			}
 			return n + " was written"
@@ -249,13 +282,13 @@ func objChanged(ri *RunInfo, objs map[string]s3store.Object) string {
 	return ""
 }
 
-// collectRun is CollectRun on object storage: marker, a second listing
+// CollectRun is CollectRun on object storage: marker, a second listing
 // (any change since the scan aborts: the marker goes, the run stays),
 // the tombstone (the commit), the run's keys (descriptors first), a last
 // listing to delete what appeared meanwhile, and the marker last. After
 // the commit a failure leaves the marker: the next gc finds it with its
 // tombstone and finishes the collection (Trash, EmptyTrash).
-func (c *objCollection) collectRun(ri *RunInfo, t Tombstone) error {
+func (c *objCollection) CollectRun(ri *format.RunInfo, t format.Tombstone) error {
 	o, run := c.obj, ri.Run
 	if err := c.mark(run); err != nil {
 		return fmt.Errorf("marking run %s for collection: %w (run left in place)", run, err)
@@ -275,7 +308,7 @@ func (c *objCollection) collectRun(ri *RunInfo, t Tombstone) error {
 		return c.obj.missingRun(run)
 	}
 	if what := objChanged(ri, objs); what != "" {
-		return &RunChangedError{Run: run, What: what}
+		return &format.RunChangedError{Run: run, What: what}
 	}
 	if err := c.checkLease(); err != nil {
 		return err
@@ -293,7 +326,7 @@ func (c *objCollection) collectRun(ri *RunInfo, t Tombstone) error {
 	}
 	// A writer that died half-way through a multipart upload left parts
 	// no listing of objects shows.
-	if _, err := o.b.AbortUploads(o.ctx, runPrefix(run)); err != nil {
+	if _, err := o.b.AbortUploads(o.ctx, RunPrefix(run)); err != nil {
 		return fmt.Errorf("run %s is collected, but aborting its unfinished uploads failed: %w (the next gc finishes it)", run, err)
 	}
 	hookCollecting("deleted", run)
@@ -308,15 +341,15 @@ func (c *objCollection) collectRun(ri *RunInfo, t Tombstone) error {
 
 // deleteRun deletes the keys of run in objs, descriptors first, then
 // lists the run again and deletes what appeared meanwhile.
-func (c *objCollection) deleteRun(run ID, objs map[string]s3store.Object) error {
+func (c *objCollection) deleteRun(run format.ID, objs map[string]s3store.Object) error {
 	o := c.obj
 	for pass := 0; pass < 2; pass++ {
 		var descs, rest []string
 		for name := range objs {
-			if id, ok := strings.CutSuffix(name, metaExt); ok && !strings.Contains(id, "/") {
-				descs = append(descs, objKey(run, name))
+			if id, ok := strings.CutSuffix(name, format.MetaExt); ok && !strings.Contains(id, "/") {
+				descs = append(descs, Key(run, name))
 			} else {
-				rest = append(rest, objKey(run, name))
+				rest = append(rest, Key(run, name))
 			}
 		}
 		slices.Sort(descs)
@@ -342,18 +375,18 @@ func (c *objCollection) deleteRun(run ID, objs map[string]s3store.Object) error 
 	return nil
 }
 
-// trash lists the markers an interrupted gc left (this gc holds the
+// Trash lists the markers an interrupted gc left (this gc holds the
 // lease, so none is a live one): a committed one with what is left of its
 // run, an uncommitted one alone.
-func (c *objCollection) trash() ([]TrashEntry, error) {
+func (c *objCollection) Trash() ([]format.TrashEntry, error) {
 	o := c.obj
 	ms, err := o.markers()
 	if err != nil {
 		return nil, err
 	}
-	var out []TrashEntry
+	var out []format.TrashEntry
 	for _, m := range ms {
-		e := TrashEntry{Name: strings.TrimPrefix(m.Key, collectingDir), Path: m.Key}
+		e := format.TrashEntry{Name: strings.TrimPrefix(m.Key, CollectingDir), Path: m.Key}
 		if m.Committed {
 			objs, err := o.runObjects(m.Run)
 			if err != nil {
@@ -365,21 +398,21 @@ func (c *objCollection) trash() ([]TrashEntry, error) {
 		}
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b TrashEntry) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b format.TrashEntry) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-// emptyTrash finishes what an interrupted gc left: a committed collection
+// EmptyTrash finishes what an interrupted gc left: a committed collection
 // is completed (what is left of the run is deleted), an uncommitted one is
 // abandoned (the run stays, to be judged again); the marker goes last.
-func (c *objCollection) emptyTrash(name string) error {
+func (c *objCollection) EmptyTrash(name string) error {
 	o := c.obj
 	ms, err := o.markers()
 	if err != nil {
 		return err
 	}
 	for _, m := range ms {
-		if strings.TrimPrefix(m.Key, collectingDir) != name {
+		if strings.TrimPrefix(m.Key, CollectingDir) != name {
 			continue
 		}
 		if err := c.checkLease(); err != nil {
@@ -393,7 +426,7 @@ func (c *objCollection) emptyTrash(name string) error {
 			if err := c.deleteRun(m.Run, objs); err != nil {
 				return err
 			}
-			if _, err := o.b.AbortUploads(o.ctx, runPrefix(m.Run)); err != nil {
+			if _, err := o.b.AbortUploads(o.ctx, RunPrefix(m.Run)); err != nil {
 				return o.ioErr(err)
 			}
 			if err := c.checkLease(); err != nil {
@@ -405,13 +438,13 @@ func (c *objCollection) emptyTrash(name string) error {
 	return nil
 }
 
-// removeDebris is RemoveDebris on object storage. The run is marked while
+// RemoveDebris is RemoveDebris on object storage. The run is marked while
 // its debris goes, as for a collection: a writer whose descriptor arrives
 // for content gc is about to delete sees the marker (or, once it is gone,
 // that its content is gone) and takes its value back.
-func (c *objCollection) removeDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) ([]bool, []DebrisError, error) {
+func (c *objCollection) RemoveDebris(run format.ID, entries []format.RunEntry, now time.Time, grace time.Duration) ([]bool, []format.DebrisError, error) {
 	o := c.obj
-	if err := o.mustExist(run); err != nil {
+	if err := o.MustExist(run); err != nil {
 		return nil, nil, err
 	}
 	if err := c.mark(run); err != nil {
@@ -431,11 +464,11 @@ func (c *objCollection) removeDebris(run ID, entries []RunEntry, now time.Time, 
 			continue // gone, or touched since the scan: not ours to judge now
 		}
 		if e.DescAbsent {
-			if _, ok := objs[metaName(e.Value)]; ok {
+			if _, ok := objs[format.MetaName(e.Value)]; ok {
 				continue // its descriptor arrived: a value now
 			}
 		}
-		keys = append(keys, objKey(run, e.Name))
+		keys = append(keys, Key(run, e.Name))
 		which = append(which, i)
 	}
 	if len(keys) == 0 {
@@ -445,9 +478,9 @@ func (c *objCollection) removeDebris(run ID, entries []RunEntry, now time.Time, 
 		return nil, nil, err
 	}
 	if err := o.b.Delete(o.ctx, keys...); err != nil {
-		var fails []DebrisError
+		var fails []format.DebrisError
 		for _, i := range which {
-			fails = append(fails, DebrisError{Path: entries[i].Path, Err: o.ioErr(err)})
+			fails = append(fails, format.DebrisError{Path: entries[i].Path, Err: o.ioErr(err)})
 		}
 		return removed, fails, nil
 	}
@@ -460,28 +493,28 @@ func (c *objCollection) removeDebris(run ID, entries []RunEntry, now time.Time, 
 // Tombstones on object storage: .retval/tombstones/<run>.json, written
 // whole by one PUT.
 
-func (c *objCollection) writeTombstone(t Tombstone) error { return c.obj.writeTombstone(t) }
+func (c *objCollection) writeTombstone(t format.Tombstone) error { return c.obj.WriteTombstone(t) }
 
-func (o *objStore) writeTombstone(t Tombstone) error {
+func (o *Backend) WriteTombstone(t format.Tombstone) error {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return err
 	}
-	_, err = o.b.Put(o.ctx, tombstoneKey(t.Run), append(b, '\n'))
+	_, err = o.b.Put(o.ctx, TombstoneKey(t.Run), append(b, '\n'))
 	return o.ioErr(err)
 }
 
-func (o *objStore) removeTombstone(run ID) error {
-	return o.ioErr(o.b.Delete(o.ctx, tombstoneKey(run)))
+func (o *Backend) RemoveTombstone(run format.ID) error {
+	return o.ioErr(o.b.Delete(o.ctx, TombstoneKey(run)))
 }
 
-const tombstonePrefix = storeDirName + "/" + tombstoneDir + "/"
+const TombstonePrefix = format.StoreDirName + "/" + format.TombstoneDir + "/"
 
-func (o *objStore) tombstoneFiles() ([]TombstoneFile, error) {
-	var out []TombstoneFile
-	err := o.b.List(o.ctx, tombstonePrefix, func(ob s3store.Object) error {
-		name := strings.TrimPrefix(ob.Key, tombstonePrefix)
-		out = append(out, TombstoneFile{Name: name, Path: ob.Key, Bytes: ob.Size, Temp: isTemp(name)})
+func (o *Backend) TombstoneFiles() ([]format.TombstoneFile, error) {
+	var out []format.TombstoneFile
+	err := o.b.List(o.ctx, TombstonePrefix, func(ob s3store.Object) error {
+		name := strings.TrimPrefix(ob.Key, TombstonePrefix)
+		out = append(out, format.TombstoneFile{Name: name, Path: ob.Key, Bytes: ob.Size, Temp: format.IsTemp(name)})
 		return nil
 	})
 	if err != nil {
@@ -491,10 +524,10 @@ func (o *objStore) tombstoneFiles() ([]TombstoneFile, error) {
 	for _, f := range out {
 		switch {
 		case f.Temp:
-		case isCollectedIDsName(f.Name):
+		case format.IsCollectedIDsName(f.Name):
 			var b []byte
-			if b, f.Problem = o.readTombstoneEntry(f.Name, MaxCollectedIDsBytes); f.Problem == nil {
-				f.IDs, f.Problem = parseCollectedIDs(f.Name, b)
+			if b, f.Problem = o.ReadTombstoneEntry(f.Name, format.MaxCollectedIDsBytes); f.Problem == nil {
+				f.IDs, f.Problem = format.ParseCollectedIDs(f.Name, b)
 			}
 		default:
 			f.Tombstone, f.Problem = o.readTombstoneFile(f.Name)
@@ -507,41 +540,41 @@ func (o *objStore) tombstoneFiles() ([]TombstoneFile, error) {
 	return keep, nil
 }
 
-// readTombstoneEntry is readTombstoneEntry on object storage: a key that
+// ReadTombstoneEntry is readTombstoneEntry on object storage: a key that
 // is not there is fs.ErrNotExist, as a file that is not.
-func (o *objStore) readTombstoneEntry(name string, max int64) ([]byte, error) {
-	b, _, err := o.b.Get(o.ctx, tombstonePrefix+name, max)
+func (o *Backend) ReadTombstoneEntry(name string, max int64) ([]byte, error) {
+	b, _, err := o.b.Get(o.ctx, TombstonePrefix+name, max)
 	if errors.Is(err, s3store.ErrNotFound) {
-		return nil, fmt.Errorf("%s: %w", o.where(tombstonePrefix+name), fs.ErrNotExist)
+		return nil, fmt.Errorf("%s: %w", o.where(TombstonePrefix+name), fs.ErrNotExist)
 	}
 	return b, o.ioErr(err)
 }
 
-// writeTombstoneEntry is writeTombstoneEntry on object storage: one PUT
+// WriteTombstoneEntry is writeTombstoneEntry on object storage: one PUT
 // is written whole or not at all.
-func (o *objStore) writeTombstoneEntry(name string, b []byte) error {
-	_, err := o.b.Put(o.ctx, tombstonePrefix+name, b)
+func (o *Backend) WriteTombstoneEntry(name string, b []byte) error {
+	_, err := o.b.Put(o.ctx, TombstonePrefix+name, b)
 	return o.ioErr(err)
 }
 
-func (o *objStore) readTombstoneFile(name string) (*Tombstone, error) {
-	key := tombstonePrefix + name
-	b, _, err := o.b.Get(o.ctx, key, MaxTombstoneBytes)
+func (o *Backend) readTombstoneFile(name string) (*format.Tombstone, error) {
+	key := TombstonePrefix + name
+	b, _, err := o.b.Get(o.ctx, key, format.MaxTombstoneBytes)
 	if err != nil {
 		return nil, err
 	}
-	var t Tombstone
-	if json.Unmarshal(b, &t) != nil || !IsClean(string(t.Run)) || name != string(t.Run)+tombstoneExt {
-		return nil, fmt.Errorf("%s %w", o.where(key), errNotTombstone)
+	var t format.Tombstone
+	if json.Unmarshal(b, &t) != nil || !format.IsClean(string(t.Run)) || name != string(t.Run)+format.TombstoneExt {
+		return nil, fmt.Errorf("%s %w", o.where(key), format.ErrNotTombstone)
 	}
 	return &t, nil
 }
 
-// removeTombstoneFile deletes the entry name of the tombstones: the key,
+// RemoveTombstoneFile deletes the entry name of the tombstones: the key,
 // or every key under it as a "directory".
-func (o *objStore) removeTombstoneFile(name string) error {
-	keys := []string{tombstonePrefix + name}
-	err := o.b.List(o.ctx, tombstonePrefix+name+"/", func(ob s3store.Object) error {
+func (o *Backend) RemoveTombstoneFile(name string) error {
+	keys := []string{TombstonePrefix + name}
+	err := o.b.List(o.ctx, TombstonePrefix+name+"/", func(ob s3store.Object) error {
 		keys = append(keys, ob.Key)
 		return nil
 	})

@@ -1,4 +1,4 @@
-package retain
+package local
 
 import (
 	"crypto/rand"
@@ -8,13 +8,14 @@ import (
 	"path/filepath"
 
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/retain/internal/format"
 )
 
 // openStoreFile opens a file of the store through fsx: never through a
 // symlink, never blocking on a FIFO, only a regular file. A refusal is
 // corrupt, saying what the file is and what to do.
 func openStoreFile(path string, flag int, what string) (*os.File, error) {
-	f, err := fsx.OpenFile(path, flag, fileMode)
+	f, err := fsx.OpenFile(path, flag, format.FileMode)
 	if fsx.Refused(err) {
 		return nil, refusal(err, what)
 	}
@@ -25,9 +26,9 @@ func openStoreFile(path string, flag int, what string) (*os.File, error) {
 func refusal(err error, what string) error {
 	var pe *fsx.PathError
 	if errors.As(err, &pe) {
-		return Errorf(CodeCorrupt, "%s %s %v; run retval verify", what, pe.Path, pe.Err)
+		return format.Errorf(format.CodeCorrupt, "%s %s %v; run retval verify", what, pe.Path, pe.Err)
 	}
-	return Errorf(CodeCorrupt, "%s: %v", what, err)
+	return format.Errorf(format.CodeCorrupt, "%s: %v", what, err)
 }
 
 // WriteFileAtomic writes data to path by way of a synced temporary file in
@@ -50,7 +51,7 @@ func writeAtomicIn(d *fsx.Dir, name string, data []byte, perm os.FileMode) error
 	if _, err := rand.Read(r[:]); err != nil {
 		return err
 	}
-	return d.WriteFileAtomic(name, tmpPrefix+name+"-"+hex.EncodeToString(r[:]), data, perm)
+	return d.WriteFileAtomic(name, format.TmpPrefix+name+"-"+hex.EncodeToString(r[:]), data, perm)
 }
 
 // syncDir fsyncs a directory, making the entries created or renamed in it

@@ -1,4 +1,4 @@
-package retain
+package local
 
 import (
 	"bufio"
@@ -11,9 +11,10 @@ import (
 	"syscall"
 
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/retain/internal/format"
 )
 
-func (b *localBackend) logRead(run ID, r Read) error {
+func (b *Backend) LogRead(run format.ID, r format.Read) error {
 	s := b
 	dir := s.runDir(run)
 	fi, err := os.Lstat(dir)
@@ -26,7 +27,7 @@ func (b *localBackend) logRead(run ID, r Read) error {
 	if checkRunDir(dir, fi) != nil {
 		return nil // refused: the read that used it said so already
 	}
-	f, err := fsx.OpenFile(filepath.Join(dir, readsName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
+	f, err := fsx.OpenFile(filepath.Join(dir, format.ReadsName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, format.FileMode)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // the run went away meanwhile (collected)
 	}
@@ -41,11 +42,11 @@ func (b *localBackend) logRead(run ID, r Read) error {
 	if err != nil {
 		return err
 	}
-	if st.Size() >= MaxReadLog {
-		return fmt.Errorf("%s is full (%d bytes)", f.Name(), MaxReadLog)
+	if st.Size() >= format.MaxReadLog {
+		return fmt.Errorf("%s is full (%d bytes)", f.Name(), format.MaxReadLog)
 	}
-	var buf [MaxReadRecord]byte
-	line := appendRecord(buf[:0], r)
+	var buf [format.MaxReadRecord]byte
+	line := format.AppendRecord(buf[:0], r)
 	// One write: O_APPEND puts it at the end whole.
 	n, err := f.Write(line)
 	if err == nil && n != len(line) {
@@ -57,14 +58,14 @@ func (b *localBackend) logRead(run ID, r Read) error {
 	return err
 }
 
-func (b *localBackend) scanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
+func (b *Backend) ScanReads(run format.ID, f func(*format.Read)) (format.ReadLogInfo, error) {
 	s := b
-	var info ReadLogInfo
+	var info format.ReadLogInfo
 	dir, err := s.lookupRun(run)
 	if err != nil {
 		return info, err
 	}
-	fh, err := openStoreFile(filepath.Join(dir, readsName), os.O_RDONLY, "read log")
+	fh, err := openStoreFile(filepath.Join(dir, format.ReadsName), os.O_RDONLY, "read log")
 	if errors.Is(err, fs.ErrNotExist) {
 		return info, nil
 	}
@@ -77,14 +78,14 @@ func (b *localBackend) scanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
 		return info, err
 	}
 	info.Bytes = fi.Size()
-	if fi.Size() > MaxReadLog+MaxReadRecord {
-		return info, Errorf(CodeCorrupt, "read log %s holds %d bytes, over its %d-byte bound: retval never writes one this big (remove it; only stats reads it)", fh.Name(), fi.Size(), MaxReadLog)
+	if fi.Size() > format.MaxReadLog+format.MaxReadRecord {
+		return info, format.Errorf(format.CodeCorrupt, "read log %s holds %d bytes, over its %d-byte bound: retval never writes one this big (remove it; only stats reads it)", fh.Name(), fi.Size(), format.MaxReadLog)
 	}
 	// A buffer the size of a small log (most are), at most 64 KiB.
-	br := bufio.NewReaderSize(io.LimitReader(fh, MaxReadLog+MaxReadRecord), int(min(max(fi.Size()+1, 2*MaxReadRecord), 64<<10)))
-	var rec Read
+	br := bufio.NewReaderSize(io.LimitReader(fh, format.MaxReadLog+format.MaxReadRecord), int(min(max(fi.Size()+1, 2*format.MaxReadRecord), 64<<10)))
+	var rec format.Read
 	var lineNo int64
-	in := interner{}
+	in := format.Interner{}
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -106,7 +107,7 @@ func (b *localBackend) scanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
 			break
 		}
 		lineNo++
-		if err == io.EOF || len(line) > MaxReadRecord || !parseRecord(line[:len(line)-1], &rec, in) {
+		if err == io.EOF || len(line) > format.MaxReadRecord || !format.ParseRecord(line[:len(line)-1], &rec, in) {
 			// (A last line without its newline is a torn write.)
 			info.NoteMalformed(lineNo)
 		} else {

@@ -1,4 +1,4 @@
-package retain
+package object
 
 import (
 	"crypto/rand"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/retval/retval/pkg/retain/internal/format"
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
@@ -17,21 +18,21 @@ import (
 // key). Each holds one record exactly as a line of the local log.
 
 // readKey is the key of a record written at t.
-func readKey(run ID, r Read) string {
+func readKey(run format.ID, r format.Read) string {
 	var b [4]byte
 	rand.Read(b[:])
-	return objKey(run, fmt.Sprintf("%s%020d-%s", readsDir, r.Time.UnixNano(), hex.EncodeToString(b[:])))
+	return Key(run, fmt.Sprintf("%s%020d-%s", format.ReadsDir, r.Time.UnixNano(), hex.EncodeToString(b[:])))
 }
 
-// logRead writes one record of run's read log; a run that holds nothing is
+// LogRead writes one record of run's read log; a run that holds nothing is
 // not made by it.
-func (o *objStore) logRead(run ID, r Read) error {
+func (o *Backend) LogRead(run format.ID, r format.Read) error {
 	if ok, err := o.runExists(run); err != nil || !ok {
 		return nil // no run, or a store not reached: the read said so
 	}
-	var buf [MaxReadRecord]byte
+	var buf [format.MaxReadRecord]byte
 	key := readKey(run, r)
-	etag, err := o.b.Create(o.ctx, key, appendRecord(buf[:0], r))
+	etag, err := o.b.Create(o.ctx, key, format.AppendRecord(buf[:0], r))
 	if err != nil {
 		return o.ioErr(err)
 	}
@@ -39,20 +40,20 @@ func (o *objStore) logRead(run ID, r Read) error {
 	return nil
 }
 
-func (o *objStore) scanReads(run ID, f func(*Read)) (ReadLogInfo, error) {
+func (o *Backend) ScanReads(run format.ID, f func(*format.Read)) (format.ReadLogInfo, error) {
 	return o.scanReadObjects(run, f, nil)
 }
 
 // scanReadObjects calls f with each record of run's read log, oldest
 // first, and bad, when set, with the key of each object that is not one
 // record.
-func (o *objStore) scanReadObjects(run ID, f func(*Read), bad func(key string)) (ReadLogInfo, error) {
-	var info ReadLogInfo
-	if err := o.mustExist(run); err != nil {
+func (o *Backend) scanReadObjects(run format.ID, f func(*format.Read), bad func(key string)) (format.ReadLogInfo, error) {
+	var info format.ReadLogInfo
+	if err := o.MustExist(run); err != nil {
 		return info, err
 	}
 	var keys []string
-	prefix := objKey(run, readsDir)
+	prefix := Key(run, format.ReadsDir)
 	err := o.b.List(o.ctx, prefix, func(ob s3store.Object) error {
 		keys = append(keys, ob.Key)
 		info.Bytes += ob.Size
@@ -61,10 +62,10 @@ func (o *objStore) scanReadObjects(run ID, f func(*Read), bad func(key string)) 
 	if err != nil {
 		return info, o.ioErr(err)
 	}
-	var rec Read
-	in := interner{}
+	var rec format.Read
+	in := format.Interner{}
 	for i, k := range keys { // listed in key order: time order
-		b, _, err := o.b.Get(o.ctx, k, MaxReadRecord)
+		b, _, err := o.b.Get(o.ctx, k, format.MaxReadRecord)
 		switch {
 		case errors.Is(err, s3store.ErrNotFound):
 			continue // collected meanwhile
@@ -74,7 +75,7 @@ func (o *objStore) scanReadObjects(run ID, f func(*Read), bad func(key string)) 
 			return info, o.ioErr(err)
 		}
 		line, ok := strings.CutSuffix(string(b), "\n")
-		if err != nil || !ok || !parseRecord([]byte(line), &rec, in) {
+		if err != nil || !ok || !format.ParseRecord([]byte(line), &rec, in) {
 			info.NoteMalformed(int64(i + 1))
 			if bad != nil {
 				bad(k)

@@ -1,4 +1,4 @@
-package retain
+package local
 
 import (
 	"encoding/json"
@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/retain/internal/format"
 )
 
 // openTombstoneDir opens the runs-dir's tombstone directory without
 // following a symlink at .retval or at tombstones; with create, the
 // directories are made (and their parents synced) where missing.
-func (s *localBackend) openTombstoneDir(create bool) (*fsx.Dir, error) {
+func (s *Backend) openTombstoneDir(create bool) (*fsx.Dir, error) {
 	root, err := fsx.OpenRoot(s.dir)
 	if err != nil {
 		return nil, err
@@ -21,17 +22,17 @@ func (s *localBackend) openTombstoneDir(create bool) (*fsx.Dir, error) {
 	defer root.Close()
 	open := (*fsx.Dir).OpenDir
 	if create {
-		open = func(d *fsx.Dir, name string) (*fsx.Dir, error) { return d.MkdirOpen(name, dirMode) }
+		open = func(d *fsx.Dir, name string) (*fsx.Dir, error) { return d.MkdirOpen(name, format.DirMode) }
 	}
-	sd, err := open(root, storeDirName)
+	sd, err := open(root, format.StoreDirName)
 	if err != nil {
 		return nil, err
 	}
 	defer sd.Close()
-	return open(sd, tombstoneDir)
+	return open(sd, format.TombstoneDir)
 }
 
-func (be *localBackend) writeTombstone(t Tombstone) error {
+func (be *Backend) WriteTombstone(t format.Tombstone) error {
 	s := be
 	b, err := json.Marshal(t)
 	if err != nil {
@@ -42,24 +43,24 @@ func (be *localBackend) writeTombstone(t Tombstone) error {
 		return err
 	}
 	defer d.Close()
-	return writeAtomicIn(d, string(t.Run)+tombstoneExt, append(b, '\n'), fileMode)
+	return writeAtomicIn(d, string(t.Run)+format.TombstoneExt, append(b, '\n'), format.FileMode)
 }
 
-func (b *localBackend) readTombstone(run ID) (*Tombstone, bool) {
+func (b *Backend) ReadTombstone(run format.ID) (*format.Tombstone, bool) {
 	s := b
 	d, err := s.openTombstoneDir(false)
 	if err != nil {
 		return nil, false
 	}
 	defer d.Close()
-	t, err := readTombstone(d, string(run)+tombstoneExt)
+	t, err := readTombstone(d, string(run)+format.TombstoneExt)
 	if err != nil || t.Run != run {
 		return nil, false
 	}
 	return t, true
 }
 
-func (b *localBackend) readTombstoneEntry(name string, max int64) ([]byte, error) {
+func (b *Backend) ReadTombstoneEntry(name string, max int64) ([]byte, error) {
 	s := b
 	d, err := s.openTombstoneDir(false)
 	if err != nil {
@@ -69,17 +70,17 @@ func (b *localBackend) readTombstoneEntry(name string, max int64) ([]byte, error
 	return d.ReadFile(name, max)
 }
 
-func (be *localBackend) writeTombstoneEntry(name string, b []byte) error {
+func (be *Backend) WriteTombstoneEntry(name string, b []byte) error {
 	s := be
 	d, err := s.openTombstoneDir(true)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	return writeAtomicIn(d, name, b, fileMode)
+	return writeAtomicIn(d, name, b, format.FileMode)
 }
 
-func (b *localBackend) removeTombstone(run ID) error {
+func (b *Backend) RemoveTombstone(run format.ID) error {
 	s := b
 	d, err := s.openTombstoneDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -89,20 +90,20 @@ func (b *localBackend) removeTombstone(run ID) error {
 		return err
 	}
 	defer d.Close()
-	if err := d.Remove(string(run) + tombstoneExt); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := d.Remove(string(run) + format.TombstoneExt); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
 }
 
-func (b *localBackend) tombstoneFiles() ([]TombstoneFile, error) {
+func (b *Backend) TombstoneFiles() ([]format.TombstoneFile, error) {
 	s := b
 	d, err := s.openTombstoneDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if isRefusal(err) {
-		return nil, &RefusedError{Path: filepath.Join(storeDirName, tombstoneDir), Err: err}
+	if format.IsRefusal(err) {
+		return nil, &format.RefusedError{Path: filepath.Join(format.StoreDirName, format.TombstoneDir), Err: err}
 	}
 	if err != nil {
 		return nil, err
@@ -112,19 +113,19 @@ func (b *localBackend) tombstoneFiles() ([]TombstoneFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]TombstoneFile, 0, len(names))
+	out := make([]format.TombstoneFile, 0, len(names))
 	for _, name := range names {
-		f := TombstoneFile{Name: name, Path: filepath.Join(storeDirName, tombstoneDir, name), Temp: isTemp(name)}
+		f := format.TombstoneFile{Name: name, Path: filepath.Join(format.StoreDirName, format.TombstoneDir, name), Temp: format.IsTemp(name)}
 		f.Bytes, err = d.TreeSize(name)
 		if err != nil {
 			return nil, err
 		}
 		switch {
 		case f.Temp:
-		case isCollectedIDsName(name):
+		case format.IsCollectedIDsName(name):
 			var b []byte
-			if b, f.Problem = d.ReadFile(name, MaxCollectedIDsBytes); f.Problem == nil {
-				f.IDs, f.Problem = parseCollectedIDs(name, b)
+			if b, f.Problem = d.ReadFile(name, format.MaxCollectedIDsBytes); f.Problem == nil {
+				f.IDs, f.Problem = format.ParseCollectedIDs(name, b)
 			}
 		default:
 			f.Tombstone, f.Problem = readTombstone(d, name)
@@ -137,10 +138,10 @@ func (b *localBackend) tombstoneFiles() ([]TombstoneFile, error) {
 	return out, nil
 }
 
-func (b *localBackend) removeTombstoneFile(name string) error {
+func (b *Backend) RemoveTombstoneFile(name string) error {
 	s := b
 	if strings.ContainsRune(name, '/') {
-		return Errorf(CodeIO, "tombstone entry %q: not a name", name)
+		return format.Errorf(format.CodeIO, "tombstone entry %q: not a name", name)
 	}
 	d, err := s.openTombstoneDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -153,14 +154,14 @@ func (b *localBackend) removeTombstoneFile(name string) error {
 	return d.RemoveAll(name)
 }
 
-func readTombstone(d *fsx.Dir, name string) (*Tombstone, error) {
-	b, err := d.ReadFile(name, MaxTombstoneBytes)
+func readTombstone(d *fsx.Dir, name string) (*format.Tombstone, error) {
+	b, err := d.ReadFile(name, format.MaxTombstoneBytes)
 	if err != nil {
 		return nil, err
 	}
-	var t Tombstone
-	if json.Unmarshal(b, &t) != nil || !IsClean(string(t.Run)) || name != string(t.Run)+tombstoneExt {
-		return nil, &fsx.PathError{Path: d.Join(name), Err: errNotTombstone}
+	var t format.Tombstone
+	if json.Unmarshal(b, &t) != nil || !format.IsClean(string(t.Run)) || name != string(t.Run)+format.TombstoneExt {
+		return nil, &fsx.PathError{Path: d.Join(name), Err: format.ErrNotTombstone}
 	}
 	return &t, nil
 }

@@ -1,4 +1,4 @@
-package retain
+package object
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	"github.com/retval/retval/pkg/retain/internal/format"
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
@@ -17,11 +19,11 @@ import (
 // descriptor as it was when the retain began, and the content spooled to
 // a local temporary file (memory stays bounded), uploaded at commit.
 type objWrite struct {
-	o    *objStore
-	prev *Descriptor
+	o    *Backend
+	prev *format.Descriptor
 }
 
-func (o *objStore) beginWrite(run, id ID) (valueWrite, error) {
+func (o *Backend) BeginWrite(run, id format.ID) (backend.ValueWrite, error) {
 	ow := &objWrite{o: o}
 	if old, _, err := o.getDescriptor(run, id); err == nil {
 		ow.prev = old
@@ -29,15 +31,15 @@ func (o *objStore) beginWrite(run, id ID) (valueWrite, error) {
 	return ow, nil
 }
 
-func (ow *objWrite) old() *Descriptor { return ow.prev }
+func (ow *objWrite) Old() *format.Descriptor { return ow.prev }
 
-func (ow *objWrite) close() {}
+func (ow *objWrite) Close() {}
 
-// spool creates the spool file: this process's alone, unlinked at once,
+// Spool creates the spool file: this process's alone, unlinked at once,
 // so that a writer killed half-way leaves nothing in $TMPDIR; it is
 // never written out before the upload reads it.
-func (ow *objWrite) spool() (*os.File, func(f *os.File, off, n int64), error) {
-	tmp, err := createTemp(os.TempDir(), "retval-")
+func (ow *objWrite) Spool() (*os.File, func(f *os.File, off, n int64), error) {
+	tmp, err := format.CreateTemp(os.TempDir(), "retval-")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,65 +47,65 @@ func (ow *objWrite) spool() (*os.File, func(f *os.File, off, n int64), error) {
 	return tmp, nil, nil
 }
 
-// commit makes the value exist on object storage: content uploaded
+// Commit makes the value exist on object storage: content uploaded
 // only if absent (so no writer ever replaces bytes another committed),
 // then its index, then the descriptor created only if absent — the commit
 // point. A stub is returned only once no collection of the run is in
 // progress and the content the descriptor names is there; otherwise the
 // descriptor this writer made is taken back and the input goes out
 // verbatim, as on a full disk.
-func (ow *objWrite) commit(c *commitReq) commitResult {
-	d, stored := c.d, c.stored
+func (ow *objWrite) Commit(c *backend.CommitReq) backend.CommitResult {
+	d, stored := c.Desc, c.Stored
 	o := ow.o
-	index := c.index
-	metaKey := objKey(c.run, metaName(c.id))
+	index := c.Index
+	metaKey := Key(c.Run, format.MetaName(c.ID))
 	// The same value again comes before every limit: it is a no-op. The
 	// descriptor was read when the retain began; one that arrived since
 	// is met at the descriptor's create, which only one writer wins.
 	if old := ow.prev; old != nil {
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
-			return commitResult{conflict: old}
+			return backend.CommitResult{Conflict: old}
 		}
 		return ow.objAgain(c, old, index)
 	}
-	if c.lim.MaxValueSize > 0 && d.Size > c.lim.MaxValueSize {
-		return commitResult{full: fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, c.lim.MaxValueSize)}
+	if c.Limits.MaxValueSize > 0 && d.Size > c.Limits.MaxValueSize {
+		return backend.CommitResult{Full: fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, c.Limits.MaxValueSize)}
 	}
 	// The run's room and gc's marker, asked at once.
 	var marked error
 	var wg sync.WaitGroup
-	wg.Go(func() { _, marked = o.b.Stat(o.ctx, collectingKey(c.run)) })
+	wg.Go(func() { _, marked = o.b.Stat(o.ctx, CollectingKey(c.Run)) })
 	reason, err := ow.objCapacity(c, d)
 	wg.Wait()
 	switch {
 	case err != nil:
-		return commitResult{failed: err}
+		return backend.CommitResult{Failed: err}
 	case reason != "":
-		return commitResult{full: reason}
+		return backend.CommitResult{Full: reason}
 	case marked == nil:
-		return commitResult{failed: fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", c.run)}
+		return backend.CommitResult{Failed: fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", c.Run)}
 	}
 
-	d.Created = c.now().UTC().Truncate(1e9)
+	d.Created = c.Now().UTC().Truncate(1e9)
 	d.StoredBytes = stored
-	body, err := marshalDescriptor(d)
+	body, err := format.MarshalDescriptor(d)
 	if err != nil {
-		return commitResult{err: err}
+		return backend.CommitResult{Err: err}
 	}
-	contentKey := objKey(c.run, contentName(c.id, c.comp))
-	linesKey := objKey(c.run, linesName(c.id))
-	_, err = o.b.Upload(o.ctx, contentKey, io.NewSectionReader(c.content, 0, stored), s3store.UploadOptions{IfAbsent: true})
+	contentKey := Key(c.Run, format.ContentName(c.ID, c.Comp))
+	linesKey := Key(c.Run, format.LinesName(c.ID))
+	_, err = o.b.Upload(o.ctx, contentKey, io.NewSectionReader(c.Content, 0, stored), s3store.UploadOptions{IfAbsent: true})
 	if errors.Is(err, s3store.ErrExists) {
 		// Another writer of this call is committing, or one died here.
 		return ow.objRaced(c, d)
 	}
 	if err != nil {
-		return commitResult{failed: err}
+		return backend.CommitResult{Failed: err}
 	}
 	mine := []string{contentKey}
-	undo := func(err error) commitResult {
+	undo := func(err error) backend.CommitResult {
 		o.b.Delete(o.ctx, mine...)
-		return commitResult{failed: err}
+		return backend.CommitResult{Failed: err}
 	}
 	if index != nil {
 		// An index already there is another writer's of the same id: the
@@ -119,7 +121,7 @@ func (ow *objWrite) commit(c *commitReq) commitResult {
 		// Another writer's descriptor — or this one's, whose answer was
 		// lost and which the client's retry found there: the very bytes
 		// sent name this content, which is then committed, not deleted.
-		if got, ob, gerr := o.b.Get(o.ctx, metaKey, MaxDescriptorSize); gerr == nil && bytes.Equal(got, body) {
+		if got, ob, gerr := o.b.Get(o.ctx, metaKey, format.MaxDescriptorSize); gerr == nil && bytes.Equal(got, body) {
 			etag, err = ob.ETag, nil
 		} else {
 			o.b.Delete(o.ctx, mine...)
@@ -134,7 +136,7 @@ func (ow *objWrite) commit(c *commitReq) commitResult {
 		// No answer: the descriptor may be there, naming this content,
 		// which is left in place (without a descriptor it is debris,
 		// which gc removes after the grace period).
-		return commitResult{failed: err}
+		return backend.CommitResult{Failed: err}
 	}
 	// Committed. Before a stub names it: no gc may be collecting the run
 	// (its marker is written before it lists the run again), and the
@@ -153,7 +155,7 @@ func (ow *objWrite) commit(c *commitReq) commitResult {
 		var st s3store.Object
 		var serr error
 		var wg sync.WaitGroup
-		wg.Go(func() { tomb, terr = o.b.Stat(o.ctx, tombstoneKey(c.run)) })
+		wg.Go(func() { tomb, terr = o.b.Stat(o.ctx, TombstoneKey(c.Run)) })
 		st, serr = o.b.Stat(o.ctx, contentKey)
 		wg.Wait()
 		switch {
@@ -170,33 +172,33 @@ func (ow *objWrite) commit(c *commitReq) commitResult {
 		// the content it names stays: a whole value no stub names, never
 		// a descriptor without its content.
 		if derr := o.b.DeleteIf(o.ctx, metaKey, etag); derr != nil && !errors.Is(derr, s3store.ErrChanged) {
-			return commitResult{failed: err}
+			return backend.CommitResult{Failed: err}
 		}
 		return undo(err)
 	}
-	if terr == nil && !testHookObjDiesBeforeTombstone {
+	if terr == nil && !TestHookDiesBeforeTombstone {
 		// The tombstone asked about, never one written since.
-		o.b.DeleteIf(o.ctx, tombstoneKey(c.run), tomb.ETag)
+		o.b.DeleteIf(o.ctx, TombstoneKey(c.Run), tomb.ETag)
 	}
-	if testHookObjCommitted != nil {
-		testHookObjCommitted()
+	if TestHookCommitted != nil {
+		TestHookCommitted()
 	}
-	return commitResult{value: d}
+	return backend.CommitResult{Value: d}
 }
 
-// testHookObjCommitted, when set, runs once a value is committed to object
+// TestHookCommitted, when set, runs once a value is committed to object
 // storage and checked, before its stub is made.
-var testHookObjCommitted func()
+var TestHookCommitted func()
 
-// testHookObjDiesBeforeTombstone, when set, makes a writer on object
+// TestHookDiesBeforeTombstone, when set, makes a writer on object
 // storage leave the run's tombstone in place and write no read record,
 // as one that died right after its checks.
-var testHookObjDiesBeforeTombstone bool
+var TestHookDiesBeforeTombstone bool
 
-// objRacedWait is how objRaced waits before it looks for the other
+// RacedWait is how objRaced waits before it looks for the other
 // writer's descriptor again (a variable so that a test can wait for that
 // writer instead of a time).
-var objRacedWait = time.Sleep
+var RacedWait = time.Sleep
 
 // objRaced settles a retain that found another writer's content or
 // descriptor in its way: the descriptor, once there, says whether it is
@@ -204,34 +206,34 @@ var objRacedWait = time.Sleep
 // descriptor that stays so is another writer's unfinished work, or the
 // debris of one that died (gc removes it after the grace period): the
 // input goes out verbatim.
-func (ow *objWrite) objRaced(c *commitReq, d *Descriptor) commitResult {
+func (ow *objWrite) objRaced(c *backend.CommitReq, d *format.Descriptor) backend.CommitResult {
 	o := ow.o
 	wait := 20 * time.Millisecond
 	for range 8 {
-		old, _, err := o.getDescriptor(c.run, c.id)
+		old, _, err := o.getDescriptor(c.Run, c.ID)
 		if err == nil {
 			if old.SHA256 != d.SHA256 || old.Size != d.Size {
-				return commitResult{conflict: old}
+				return backend.CommitResult{Conflict: old}
 			}
-			return commitResult{value: old}
+			return backend.CommitResult{Value: old}
 		}
 		if !errors.Is(err, s3store.ErrNotFound) {
-			return commitResult{failed: err}
+			return backend.CommitResult{Failed: err}
 		}
-		objRacedWait(wait)
+		RacedWait(wait)
 		wait *= 2
 	}
-	return commitResult{failed: fmt.Errorf("value %q of run %q has content but no descriptor: another writer of the call did not finish (retain again once it has, or under a new call id; gc removes content left by a writer that died)", c.id, c.run)}
+	return backend.CommitResult{Failed: fmt.Errorf("value %q of run %q has content but no descriptor: another writer of the call did not finish (retain again once it has, or under a new call id; gc removes content left by a writer that died)", c.ID, c.Run)}
 }
 
 // objMarked is the error of a retain into a run that gc is collecting
 // (its marker is there), nil when it is not.
-func (ow *objWrite) objMarked(c *commitReq) error {
+func (ow *objWrite) objMarked(c *backend.CommitReq) error {
 	o := ow.o
-	_, err := o.b.Stat(o.ctx, collectingKey(c.run))
+	_, err := o.b.Stat(o.ctx, CollectingKey(c.Run))
 	switch {
 	case err == nil:
-		return fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", c.run)
+		return fmt.Errorf("run %q is being collected by gc (it was idle; retain into a new run)", c.Run)
 	case errors.Is(err, s3store.ErrNotFound):
 		return nil
 	}
@@ -241,11 +243,11 @@ func (ow *objWrite) objMarked(c *commitReq) error {
 // objGone is why a value that was there when the retain began is not
 // now: gc collected its run (its tombstone says when), or its writer took
 // it back.
-func (ow *objWrite) objGone(c *commitReq) error {
-	if t, ok := ow.o.readTombstone(c.run); ok {
-		return fmt.Errorf("%w while the same bytes were retained again (retain into a new run)", collectedError(t))
+func (ow *objWrite) objGone(c *backend.CommitReq) error {
+	if t, ok := ow.o.ReadTombstone(c.Run); ok {
+		return fmt.Errorf("%w while the same bytes were retained again (retain into a new run)", format.CollectedError(t))
 	}
-	return fmt.Errorf("value %q of run %q is gone: its writer took it back while the same bytes were retained again (retain again)", c.id, c.run)
+	return fmt.Errorf("value %q of run %q is gone: its writer took it back while the same bytes were retained again (retain again)", c.ID, c.Run)
 }
 
 // objAgain is again on object storage: the stored value is taken as it is
@@ -259,27 +261,27 @@ func (ow *objWrite) objGone(c *commitReq) error {
 // marker, and only after its answer the descriptor and the content, so
 // that a collection that began before had finished, and what it deleted
 // is seen gone (nothing is restored into a collected run).
-func (ow *objWrite) objAgain(c *commitReq, old *Descriptor, index []byte) commitResult {
-	stored := c.stored
+func (ow *objWrite) objAgain(c *backend.CommitReq, old *format.Descriptor, index []byte) backend.CommitResult {
+	stored := c.Stored
 	o := ow.o
-	stamp := objKey(c.run, activityName)
+	stamp := Key(c.Run, format.ActivityName)
 	etag, err := o.b.Put(o.ctx, stamp, nil)
 	if err != nil {
-		return commitResult{failed: err}
+		return backend.CommitResult{Failed: err}
 	}
-	fallback := func(err error) commitResult {
-		o.undoIfCollected(c.run, stamp, etag)
-		return commitResult{failed: err}
+	fallback := func(err error) backend.CommitResult {
+		o.undoIfCollected(c.Run, stamp, etag)
+		return backend.CommitResult{Failed: err}
 	}
 	if err := ow.objMarked(c); err != nil {
 		return fallback(err)
 	}
-	oldKey := objKey(c.run, contentName(c.id, old.Compression))
+	oldKey := Key(c.Run, format.ContentName(c.ID, old.Compression))
 	var st s3store.Object
 	var serr error
 	var wg sync.WaitGroup
 	wg.Go(func() { st, serr = o.b.Stat(o.ctx, oldKey) })
-	_, derr := o.b.Stat(o.ctx, objKey(c.run, metaName(c.id)))
+	_, derr := o.b.Stat(o.ctx, Key(c.Run, format.MetaName(c.ID)))
 	wg.Wait()
 	switch {
 	case errors.Is(derr, s3store.ErrNotFound):
@@ -287,31 +289,31 @@ func (ow *objWrite) objAgain(c *commitReq, old *Descriptor, index []byte) commit
 	case derr != nil:
 		return fallback(derr)
 	case serr == nil && st.Size == old.StoredBytes:
-		return commitResult{value: old}
+		return backend.CommitResult{Value: old}
 	case serr != nil && !errors.Is(serr, s3store.ErrNotFound):
 		return fallback(serr)
 	}
 	restore := func() error {
-		key := objKey(c.run, contentName(c.id, c.comp))
-		if _, err := o.b.Upload(o.ctx, key, io.NewSectionReader(c.content, 0, stored), s3store.UploadOptions{}); err != nil {
+		key := Key(c.Run, format.ContentName(c.ID, c.Comp))
+		if _, err := o.b.Upload(o.ctx, key, io.NewSectionReader(c.Content, 0, stored), s3store.UploadOptions{}); err != nil {
 			return err
 		}
 		if index != nil {
-			if _, err := o.b.Put(o.ctx, objKey(c.run, linesName(c.id)), index); err != nil {
+			if _, err := o.b.Put(o.ctx, Key(c.Run, format.LinesName(c.ID)), index); err != nil {
 				return err
 			}
 		}
-		if d, body, changed, err := c.restoredDescriptor(old); err != nil {
+		if d, body, changed, err := c.RestoredDescriptor(old); err != nil {
 			return err
 		} else if changed {
-			if _, err := o.b.Put(o.ctx, objKey(c.run, metaName(c.id)), body); err != nil {
-				if c.comp != old.Compression {
+			if _, err := o.b.Put(o.ctx, Key(c.Run, format.MetaName(c.ID)), body); err != nil {
+				if c.Comp != old.Compression {
 					// The new representation's content names no value: no debris.
 					o.b.Delete(o.ctx, key)
 				}
 				return err
 			}
-			if c.comp != old.Compression {
+			if c.Comp != old.Compression {
 				o.b.Delete(o.ctx, oldKey)
 			}
 			*old = d
@@ -319,40 +321,40 @@ func (ow *objWrite) objAgain(c *commitReq, old *Descriptor, index []byte) commit
 		return nil
 	}
 	if err := restore(); err != nil {
-		return fallback(fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", c.id, c.run, err))
+		return fallback(fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", c.ID, c.Run, err))
 	}
-	return commitResult{value: old}
+	return backend.CommitResult{Value: old}
 }
 
 // objCapacity is capacity on object storage, from one listing of the run:
 // a value counts when its descriptor and content are both listed, with
 // the content's listed size as its bytes (a compressed value's descriptor
 // is read for its uncompressed size).
-func (ow *objWrite) objCapacity(c *commitReq, d *Descriptor) (string, error) {
-	L := c.lim
+func (ow *objWrite) objCapacity(c *backend.CommitReq, d *format.Descriptor) (string, error) {
+	L := c.Limits
 	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
 		return "", nil
 	}
 	o := ow.o
-	objs, err := o.runObjects(c.run)
+	objs, err := o.runObjects(c.Run)
 	if err != nil {
 		return "", err
 	}
 	var n, total int64
 	for name := range objs {
-		id, ok := strings.CutSuffix(name, metaExt)
-		if !ok || !IsClean(id) {
+		id, ok := strings.CutSuffix(name, format.MetaExt)
+		if !ok || !format.IsClean(id) {
 			continue
 		}
-		if ob, ok := objs[contentName(ID(id), CompressNone)]; ok {
+		if ob, ok := objs[format.ContentName(format.ID(id), format.CompressNone)]; ok {
 			n++
 			total += ob.Size
-		} else if _, ok := objs[contentName(ID(id), CompressZstd)]; ok {
-			if old, _, err := o.getDescriptor(c.run, ID(id)); err == nil {
+		} else if _, ok := objs[format.ContentName(format.ID(id), format.CompressZstd)]; ok {
+			if old, _, err := o.getDescriptor(c.Run, format.ID(id)); err == nil {
 				n++
 				total += old.Size
 			}
 		}
 	}
-	return c.full(n, total), nil
+	return c.Full(n, total), nil
 }

@@ -1,4 +1,4 @@
-package retain
+package local
 
 import (
 	"errors"
@@ -10,49 +10,11 @@ import (
 
 	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	"github.com/retval/retval/pkg/retain/internal/format"
 )
 
-// RunLock is a writer's shared hold on a run: while it is held, gc (which
-// takes the run's lock exclusively, without waiting) leaves the run alone.
-type RunLock struct {
-	Run ID
-	Dir string
-	f   *os.File
-}
-
-// Unlock releases the hold.
-func (l *RunLock) Unlock() error {
-	if l.f == nil {
-		return nil // a read-only store: nothing to release
-	}
-	return l.f.Close()
-}
-
-// LockRun takes run's lock shared, for a writer other than retain (the
-// lookup-budget ledger, say). The run must exist. Object storage has no
-// run locks (gc holds a lease and marks what it collects): there a run
-// that exists is held by nothing.
-func (s *Store) LockRun(run ID) (*RunLock, error) {
-	b, err := s.backend()
-	if err != nil {
-		return nil, err
-	}
-	return b.holdRun(run, false)
-}
-
-// LockRunExclusive takes run's lock exclusively without waiting, as gc
-// does before it changes a run: it fails with an ErrBusy error when a
-// writer holds the lock. The lock file is created if the run has none.
-// On object storage, as LockRun.
-func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
-	b, err := s.backend()
-	if err != nil {
-		return nil, err
-	}
-	return b.holdRun(run, true)
-}
-
-func (s *localBackend) holdRun(run ID, exclusive bool) (*RunLock, error) {
+func (s *Backend) HoldRun(run format.ID, exclusive bool) (*backend.RunLock, error) {
 	if exclusive {
 		return s.LockRunExclusive(run)
 	}
@@ -60,7 +22,7 @@ func (s *localBackend) holdRun(run ID, exclusive bool) (*RunLock, error) {
 }
 
 // LockRun takes run's lock shared; the run must exist.
-func (s *localBackend) LockRun(run ID) (*RunLock, error) {
+func (s *Backend) LockRun(run format.ID) (*backend.RunLock, error) {
 	if _, err := s.lookupRun(run); err != nil {
 		return nil, err
 	}
@@ -71,7 +33,7 @@ func (s *localBackend) LockRun(run ID) (*RunLock, error) {
 // set. gc renames a run away under its exclusive lock; a lock taken on a
 // run that was renamed between our open and our flock guards nothing, so
 // that is checked and retried.
-func (s *localBackend) lockRun(run ID, create bool) (*RunLock, error) {
+func (s *Backend) lockRun(run format.ID, create bool) (*backend.RunLock, error) {
 	if create {
 		if err := s.makeRunsDir(); err != nil {
 			return nil, err
@@ -82,7 +44,7 @@ func (s *localBackend) lockRun(run ID, create bool) (*RunLock, error) {
 		created := false
 		if !create {
 			// nothing to make
-		} else if err := os.Mkdir(dir, dirMode); err == nil {
+		} else if err := os.Mkdir(dir, format.DirMode); err == nil {
 			created = true
 		} else if !errors.Is(err, fs.ErrExist) {
 			return nil, err
@@ -103,9 +65,9 @@ func (s *localBackend) lockRun(run ID, create bool) (*RunLock, error) {
 			if err := syncDir(s.dir); err != nil {
 				return nil, err
 			}
-			s.removeTombstone(run)
+			s.RemoveTombstone(run)
 		}
-		lp := filepath.Join(dir, lockName)
+		lp := filepath.Join(dir, format.LockName)
 		f, err := openRunLock(run, dir, os.O_RDWR|os.O_CREATE)
 		if !create && readOnly(err) {
 			// A reader on a read-only store (a snapshot, a ro mount):
@@ -113,7 +75,7 @@ func (s *localBackend) lockRun(run ID, create bool) (*RunLock, error) {
 			// enough, and no lock at all where none can be made.
 			f, err = openRunLock(run, dir, os.O_RDONLY)
 			if errors.Is(err, fs.ErrNotExist) {
-				return &RunLock{Run: run, Dir: dir}, nil
+				return backend.NewRunLock(run, dir, nil), nil
 			}
 		}
 		if err != nil {
@@ -126,7 +88,7 @@ func (s *localBackend) lockRun(run ID, create bool) (*RunLock, error) {
 		fi1, err1 := f.Stat()
 		fi2, err2 := os.Lstat(lp)
 		if err1 == nil && err2 == nil && os.SameFile(fi1, fi2) {
-			return &RunLock{Run: run, Dir: dir, f: f}, nil
+			return backend.NewRunLock(run, dir, f.Close), nil
 		}
 		f.Close()
 		if attempt == 10 {
@@ -142,7 +104,7 @@ func (s *localBackend) lockRun(run ID, create bool) (*RunLock, error) {
 // verify reports the lock and still checks the run's values. It is the
 // Err of an *Error with CodeCorrupt.
 type BadLockError struct {
-	Run  ID
+	Run  format.ID
 	Path string
 	Err  error // what fsx refused, or the file's type
 }
@@ -156,16 +118,16 @@ func (e *BadLockError) Unwrap() error { return e.Err }
 // openRunLock opens the lock file of the run directory dir; a lock that
 // is not a regular file is a *BadLockError (corrupt), never followed or
 // waited on.
-func openRunLock(run ID, dir string, flag int) (*os.File, error) {
-	lp := filepath.Join(dir, lockName)
-	f, err := fsx.OpenFile(lp, flag, fileMode)
+func openRunLock(run format.ID, dir string, flag int) (*os.File, error) {
+	lp := filepath.Join(dir, format.LockName)
+	f, err := fsx.OpenFile(lp, flag, format.FileMode)
 	if fsx.Refused(err) {
 		var pe *fsx.PathError
 		why := err
 		if errors.As(err, &pe) {
 			why = pe.Err
 		}
-		return nil, &Error{Code: CodeCorrupt, Err: &BadLockError{Run: run, Path: lp, Err: why}}
+		return nil, &format.Error{Code: format.CodeCorrupt, Err: &BadLockError{Run: run, Path: lp, Err: why}}
 	}
 	return f, err
 }
@@ -178,7 +140,7 @@ func readOnly(err error) bool {
 // makeRunsDir creates the runs-dir if it is not there, syncing the
 // directory that holds it, so that a power loss cannot take it away with
 // the runs a stub already named.
-func (s *localBackend) makeRunsDir() error {
+func (s *Backend) makeRunsDir() error {
 	return mkdirAllSynced(filepath.Clean(s.dir))
 }
 
@@ -195,7 +157,7 @@ func mkdirAllSynced(dir string) error {
 			return err
 		}
 	}
-	if err := os.Mkdir(dir, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Mkdir(dir, format.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	return syncDir(parent)
@@ -203,12 +165,12 @@ func mkdirAllSynced(dir string) error {
 
 // LockRunExclusive takes run's lock exclusively without waiting; the lock
 // file is created if the run has none.
-func (s *localBackend) LockRunExclusive(run ID) (*RunLock, error) {
+func (s *Backend) LockRunExclusive(run format.ID) (*backend.RunLock, error) {
 	dir, err := s.lookupRun(run)
 	if err != nil {
 		return nil, err
 	}
-	lp := filepath.Join(dir, lockName)
+	lp := filepath.Join(dir, format.LockName)
 	f, err := openRunLock(run, dir, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
@@ -226,9 +188,9 @@ func (s *localBackend) LockRunExclusive(run ID) (*RunLock, error) {
 		f.Close()
 		return nil, errRunBusy(run)
 	}
-	return &RunLock{Run: run, Dir: dir, f: f}, nil
+	return backend.NewRunLock(run, dir, f.Close), nil
 }
 
-func errRunBusy(run ID) error {
-	return &Error{Code: CodeBusy, Err: fmt.Errorf("run %s: a writer holds its lock", run)}
+func errRunBusy(run format.ID) error {
+	return &format.Error{Code: format.CodeBusy, Err: fmt.Errorf("run %s: a writer holds its lock", run)}
 }

@@ -1,9 +1,12 @@
-package retain
+package local
 
 import (
 	"container/list"
 	"path/filepath"
 	"sync"
+
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	"github.com/retval/retval/pkg/retain/internal/format"
 )
 
 // ValueCache keeps small values (those read whole and checked against
@@ -37,6 +40,23 @@ func NewValueCache(maxBytes int64) *ValueCache {
 	return &ValueCache{max: max(maxBytes, 0)}
 }
 
+// Max is the most the cache holds, in bytes of values.
+func (c *ValueCache) Max() int64 { return c.limit() }
+
+// Bytes is what the cache holds now, in bytes of values.
+func (c *ValueCache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}
+
+// Len is the number of values the cache holds.
+func (c *ValueCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
 // limit is the most the cache holds.
 func (c *ValueCache) limit() int64 {
 	if c.max <= 0 {
@@ -47,7 +67,7 @@ func (c *ValueCache) limit() int64 {
 
 type cachedValue struct {
 	meta          string // the descriptor's path: the key
-	desc          Descriptor
+	desc          format.Descriptor
 	data          []byte // the value, checked against desc.SHA256
 	metaID, conID fileID
 }
@@ -61,7 +81,7 @@ type pendingCache struct {
 }
 
 // get returns the cached entry of the descriptor at meta in dir, or nil.
-func (c *ValueCache) get(dir, meta string) *openedValue {
+func (c *ValueCache) get(dir, meta string) *backend.OpenedValue {
 	if c == nil {
 		return nil
 	}
@@ -80,7 +100,7 @@ func (c *ValueCache) get(dir, meta string) *openedValue {
 		c.drop(meta, cv)
 		return nil
 	}
-	if id, ok := lstatID(filepath.Join(dir, contentName(cv.desc.ID, cv.desc.Compression))); !ok || id != cv.conID {
+	if id, ok := lstatID(filepath.Join(dir, format.ContentName(cv.desc.ID, cv.desc.Compression))); !ok || id != cv.conID {
 		c.drop(meta, cv)
 		return nil
 	}
@@ -89,18 +109,18 @@ func (c *ValueCache) get(dir, meta string) *openedValue {
 		c.lru.MoveToFront(e)
 	}
 	c.mu.Unlock()
-	return &openedValue{desc: cv.desc, whole: cv.data}
+	return &backend.OpenedValue{Desc: cv.desc, Whole: cv.data}
 }
 
 // pending is how op enters the cache once read whole and checked, or nil
 // where it cannot: no cache, a value too large to be read whole, a file
 // whose identity cannot be asked. metaID is the descriptor's identity,
 // asked before the descriptor was read.
-func (c *ValueCache) pending(meta string, metaID fileID, op *openedValue) func(Descriptor, []byte) {
-	if c == nil || op.f == nil || op.desc.Size > IndexMinSize || op.desc.Size > c.limit() {
+func (c *ValueCache) pending(meta string, metaID fileID, op *backend.OpenedValue) func(format.Descriptor, []byte) {
+	if c == nil || op.File == nil || op.Desc.Size > format.IndexMinSize || op.Desc.Size > c.limit() {
 		return nil
 	}
-	conID, ok := fstatID(op.f)
+	conID, ok := fstatID(op.File)
 	if !ok {
 		return nil
 	}
@@ -109,7 +129,7 @@ func (c *ValueCache) pending(meta string, metaID fileID, op *openedValue) func(D
 }
 
 // add enters a value whose bytes were just checked.
-func (p *pendingCache) add(d Descriptor, data []byte) {
+func (p *pendingCache) add(d format.Descriptor, data []byte) {
 	c := p.c
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,4 +1,4 @@
-package retain
+package local
 
 import (
 	"errors"
@@ -10,25 +10,26 @@ import (
 
 	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/retain/internal/format"
 )
 
-// runIDs lists the run directories; a symlink with a run's name is
+// RunIDs lists the run directories; a symlink with a run's name is
 // listed too (RunIDs).
-func (b *localBackend) runIDs() ([]ID, error) {
+func (b *Backend) RunIDs() ([]format.ID, error) {
 	s := b
 	ents, err := os.ReadDir(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.dir)
+		return nil, format.Errorf(format.CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.dir)
 	}
 	if err != nil {
 		return nil, err
 	}
-	var out []ID
+	var out []format.ID
 	for _, e := range ents {
 		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
 			continue
 		}
-		if id, ok := runFromDirName(e.Name()); ok {
+		if id, ok := format.RunFromDirName(e.Name()); ok {
 			out = append(out, id)
 		}
 	}
@@ -36,7 +37,7 @@ func (b *localBackend) runIDs() ([]ID, error) {
 	return out, nil
 }
 
-func (b *localBackend) scanRunEntries(run ID) (*RunInfo, error) {
+func (b *Backend) ScanRunEntries(run format.ID) (*format.RunInfo, error) {
 	s := b
 	dir, err := s.lookupRun(run)
 	if err != nil {
@@ -46,7 +47,7 @@ func (b *localBackend) scanRunEntries(run ID) (*RunInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	ri := &RunInfo{Run: run, Dir: dir, Bytes: dfi.Size(), DirModTime: dfi.ModTime()}
+	ri := &format.RunInfo{Run: run, Dir: dir, Bytes: dfi.Size(), DirModTime: dfi.ModTime()}
 	ents, err := readDirInfo(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, s.missingRun(run)
@@ -54,56 +55,56 @@ func (b *localBackend) scanRunEntries(run ID) (*RunInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	descs := map[ID]bool{}
+	descs := map[format.ID]bool{}
 	for _, fi := range ents {
-		if id, ok := strings.CutSuffix(fi.Name(), metaExt); ok && IsClean(id) && fi.Mode().IsRegular() {
-			descs[ID(id)] = true
+		if id, ok := strings.CutSuffix(fi.Name(), format.MetaExt); ok && format.IsClean(id) && fi.Mode().IsRegular() {
+			descs[format.ID(id)] = true
 		}
 	}
-	content := map[ID]int{} // content files seen per value
+	content := map[format.ID]int{} // content files seen per value
 	for _, fi := range ents {
 		name := fi.Name()
-		e := RunEntry{Name: name, Bytes: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir()}
+		e := format.RunEntry{Name: name, Bytes: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir()}
 		switch {
-		case name == lockName || name == activityName:
-			e.Kind = KindOwn
-		case name == readsName:
+		case name == format.LockName || name == format.ActivityName:
+			e.Kind = format.KindOwn
+		case name == format.ReadsName:
 			// The read log; one that is not a regular file is not retval's.
-			e.Kind = KindOwn
+			e.Kind = format.KindOwn
 			if !fi.Mode().IsRegular() {
-				e.Kind = KindStray
+				e.Kind = format.KindStray
 			}
-		case name == stepsDirName && fi.IsDir():
-			e.Kind = KindOwn
+		case name == format.StepsDirName && fi.IsDir():
+			e.Kind = format.KindOwn
 			ri.StepsModTime = fi.ModTime()
 			steps, err := readDirInfo(filepath.Join(dir, name))
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, err
 			}
 			for _, sfi := range steps {
-				se := RunEntry{Name: name + "/" + sfi.Name(), Kind: KindOwn, Bytes: sfi.Size(), ModTime: sfi.ModTime(), IsDir: sfi.IsDir()}
-				if isTemp(sfi.Name()) {
-					se.Kind = KindTemp
+				se := format.RunEntry{Name: name + "/" + sfi.Name(), Kind: format.KindOwn, Bytes: sfi.Size(), ModTime: sfi.ModTime(), IsDir: sfi.IsDir()}
+				if format.IsTemp(sfi.Name()) {
+					se.Kind = format.KindTemp
 				} else if sfi.IsDir() || !sfi.Mode().IsRegular() {
-					se.Kind = KindStray
+					se.Kind = format.KindStray
 				}
 				if err := treeSize(filepath.Join(dir, se.Name), &se); err != nil {
 					return nil, err
 				}
 				ri.Entries = append(ri.Entries, se)
 			}
-		case isTemp(name):
-			e.Kind = KindTemp
+		case format.IsTemp(name):
+			e.Kind = format.KindTemp
 		default:
-			e.Kind = KindStray
-			if _, ok := valueOf(name); ok {
+			e.Kind = format.KindStray
+			if _, ok := format.ValueOf(name); ok {
 				e.Special = fi.Mode().Type() & (fs.ModeNamedPipe | fs.ModeDevice | fs.ModeCharDevice | fs.ModeSocket)
 			}
-			if id, ok := valueOf(name); ok && fi.Mode().IsRegular() {
-				classifyValueFile(&e, id, descs, content)
+			if id, ok := format.ValueOf(name); ok && fi.Mode().IsRegular() {
+				format.ClassifyValueFile(&e, id, descs, content)
 			}
 		}
-		if e.IsDir && e.Name != stepsDirName {
+		if e.IsDir && e.Name != format.StepsDirName {
 			if err := treeSize(filepath.Join(dir, name), &e); err != nil {
 				return nil, err
 			}
@@ -118,7 +119,7 @@ func (b *localBackend) scanRunEntries(run ID) (*RunInfo, error) {
 		if d == nil {
 			continue // a descriptor that does not read: verify reports it; keep both meanwhile
 		}
-		orphanOtherContent(ri, id, d)
+		format.OrphanOtherContent(ri, id, d)
 	}
 	for _, e := range ri.Entries {
 		ri.Bytes += e.Bytes
@@ -158,7 +159,7 @@ func readDirInfo(dir string) ([]fs.FileInfo, error) {
 
 // treeSize adds the apparent size and newest time of the tree under a
 // directory entry to e (whose own size and time are already in it).
-func treeSize(path string, e *RunEntry) error {
+func treeSize(path string, e *format.RunEntry) error {
 	if !e.IsDir {
 		return nil
 	}
@@ -187,7 +188,7 @@ func treeSize(path string, e *RunEntry) error {
 	})
 }
 
-func (b *localBackend) runBusy(run ID) (bool, error) {
+func (b *Backend) RunBusy(run format.ID) (bool, error) {
 	s := b
 	f, err := openRunLock(run, s.runDir(run), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -204,7 +205,7 @@ func (b *localBackend) runBusy(run ID) (bool, error) {
 	return false, err
 }
 
-func (b *localBackend) runsDirMissing() (bool, error) {
+func (b *Backend) RunsDirMissing() (bool, error) {
 	s := b
 	root, err := fsx.OpenRoot(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {

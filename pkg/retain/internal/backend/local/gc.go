@@ -1,4 +1,4 @@
-package retain
+package local
 
 import (
 	"crypto/rand"
@@ -15,10 +15,12 @@ import (
 
 	"github.com/retval/retval/internal/flock"
 	"github.com/retval/retval/internal/fsx"
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	"github.com/retval/retval/pkg/retain/internal/format"
 )
 
 // gc in a runs-dir: the collector's lock .retval/gc.lock, each run's lock
-// taken exclusively, and a rename into .retval/trash before a run's
+// Taken exclusively, and a rename into .retval/trash before a run's
 // files are deleted, so that no reader sees half a run.
 
 // The collector's names under the runs-dir's .retval directory.
@@ -27,12 +29,12 @@ const (
 	trashDirName      = "trash"
 )
 
-func (s *localBackend) runsDirErr(err error) error {
+func (s *Backend) runsDirErr(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.dir)
+		return format.Errorf(format.CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.dir)
 	}
 	if errors.Is(err, fsx.ErrNotDir) {
-		return Errorf(CodeIO, "runs-dir %s is not a directory (check --runs-dir or RETVAL_RUNS_DIR)", s.dir)
+		return format.Errorf(format.CodeIO, "runs-dir %s is not a directory (check --runs-dir or RETVAL_RUNS_DIR)", s.dir)
 	}
 	return err
 }
@@ -40,12 +42,12 @@ func (s *localBackend) runsDirErr(err error) error {
 // localCollection is a runs-dir opened for collection: the runs-dir and
 // its own .retval directory, both held open.
 type localCollection struct {
-	s    *localBackend
+	s    *Backend
 	root *fsx.Dir
 	own  *fsx.Dir // nil when .retval does not exist (and was not to be made)
 }
 
-func (b *localBackend) openCollection(create bool) (collection, error) {
+func (b *Backend) OpenCollection(create bool) (backend.Collection, error) {
 	c, err := b.openLocalCollection(create)
 	if err != nil {
 		return nil, err
@@ -53,7 +55,7 @@ func (b *localBackend) openCollection(create bool) (collection, error) {
 	return c, nil
 }
 
-func (b *localBackend) openLocalCollection(create bool) (*localCollection, error) {
+func (b *Backend) openLocalCollection(create bool) (*localCollection, error) {
 	s := b
 	root, err := fsx.OpenRoot(s.dir)
 	if err != nil {
@@ -61,38 +63,38 @@ func (b *localBackend) openLocalCollection(create bool) (*localCollection, error
 	}
 	var own *fsx.Dir
 	if create {
-		own, err = root.MkdirOpen(storeDirName, dirMode)
+		own, err = root.MkdirOpen(format.StoreDirName, format.DirMode)
 	} else {
-		own, err = root.OpenDir(storeDirName)
+		own, err = root.OpenDir(format.StoreDirName)
 		if errors.Is(err, fs.ErrNotExist) {
 			own, err = nil, nil
 		}
 	}
 	if err != nil {
 		root.Close()
-		if isRefusal(err) {
-			return nil, Errorf(CodeCorrupt, "%v; gc keeps its lock, trash and tombstones there and never follows a link: remove it (what it points at is left alone) and run gc again", err)
+		if format.IsRefusal(err) {
+			return nil, format.Errorf(format.CodeCorrupt, "%v; gc keeps its lock, trash and tombstones there and never follows a link: remove it (what it points at is left alone) and run gc again", err)
 		}
 		if readOnly(err) {
-			return nil, readOnlyErr(s.dir, err, gcReadOnly)
+			return nil, format.ReadOnlyErr(s.dir, err, gcReadOnly)
 		}
 		return nil, err
 	}
 	return &localCollection{s: s, root: root, own: own}, nil
 }
 
-func (c *localCollection) close() {
+func (c *localCollection) Close() {
 	c.own.Close()
 	c.root.Close()
 }
 
-func (b *localBackend) lockCollector(create bool) (release func(), err error) {
+func (b *Backend) LockCollector(create bool) (release func(), err error) {
 	s := b
 	c, err := b.openLocalCollection(create)
 	if err != nil {
 		return nil, err
 	}
-	defer c.close()
+	defer c.Close()
 	if c.own == nil {
 		return nil, nil
 	}
@@ -100,15 +102,15 @@ func (b *localBackend) lockCollector(create bool) (release func(), err error) {
 	if create {
 		flags = os.O_RDWR | os.O_CREATE
 	}
-	f, err := c.own.OpenFile(collectorLockName, flags, fileMode)
+	f, err := c.own.OpenFile(collectorLockName, flags, format.FileMode)
 	if !create && errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if isRefusal(err) {
-		return nil, Errorf(CodeCorrupt, "%v; gc never locks through a link or a special file: remove it and run gc again", err)
+	if format.IsRefusal(err) {
+		return nil, format.Errorf(format.CodeCorrupt, "%v; gc never locks through a link or a special file: remove it and run gc again", err)
 	}
 	if create && readOnly(err) {
-		return nil, readOnlyErr(s.dir, err, gcReadOnly)
+		return nil, format.ReadOnlyErr(s.dir, err, gcReadOnly)
 	}
 	if err != nil {
 		return nil, err
@@ -116,14 +118,14 @@ func (b *localBackend) lockCollector(create bool) (release func(), err error) {
 	if err := flock.TryExclusive(f); err != nil {
 		f.Close()
 		if errors.Is(err, flock.ErrBusy) {
-			return nil, Errorf(CodeBusy, "another gc is running on %s; try again when it is done", s.dir)
+			return nil, format.Errorf(format.CodeBusy, "another gc is running on %s; try again when it is done", s.dir)
 		}
 		return nil, err
 	}
 	return func() { f.Close() }, nil
 }
 
-func (c *localCollection) trash() ([]TrashEntry, error) {
+func (c *localCollection) Trash() ([]format.TrashEntry, error) {
 	if c.own == nil {
 		return nil, nil
 	}
@@ -131,8 +133,8 @@ func (c *localCollection) trash() ([]TrashEntry, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	case isRefusal(err):
-		return nil, &RefusedError{Path: filepath.Join(storeDirName, trashDirName), Err: err}
+	case format.IsRefusal(err):
+		return nil, &format.RefusedError{Path: filepath.Join(format.StoreDirName, trashDirName), Err: err}
 	case err != nil:
 		return nil, err
 	}
@@ -142,18 +144,18 @@ func (c *localCollection) trash() ([]TrashEntry, error) {
 		return nil, err
 	}
 	slices.Sort(names)
-	var out []TrashEntry
+	var out []format.TrashEntry
 	for _, n := range names {
 		b, err := trash.TreeSize(n)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, TrashEntry{Name: n, Path: filepath.Join(storeDirName, trashDirName, n), Bytes: b})
+		out = append(out, format.TrashEntry{Name: n, Path: filepath.Join(format.StoreDirName, trashDirName, n), Bytes: b})
 	}
 	return out, nil
 }
 
-func (c *localCollection) emptyTrash(name string) error {
+func (c *localCollection) EmptyTrash(name string) error {
 	trash, err := c.openOwn(trashDirName, false)
 	if err != nil {
 		return err
@@ -166,15 +168,15 @@ func (c *localCollection) emptyTrash(name string) error {
 // directory, never following a symlink there.
 func (c *localCollection) openOwn(name string, create bool) (*fsx.Dir, error) {
 	if c.own == nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(c.root.Path(), storeDirName), fs.ErrNotExist)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(c.root.Path(), format.StoreDirName), fs.ErrNotExist)
 	}
 	if create {
-		return c.own.MkdirOpen(name, dirMode)
+		return c.own.MkdirOpen(name, format.DirMode)
 	}
 	return c.own.OpenDir(name)
 }
 
-func (c *localCollection) collectRun(ri *RunInfo, t Tombstone) error {
+func (c *localCollection) CollectRun(ri *format.RunInfo, t format.Tombstone) error {
 	s := c.s
 	trash, err := c.openOwn(trashDirName, true)
 	if err != nil {
@@ -195,7 +197,7 @@ func (c *localCollection) collectRun(ri *RunInfo, t Tombstone) error {
 	if changed, err := runChanged(c.root, name, ri); err != nil {
 		return err
 	} else if changed != "" {
-		return &RunChangedError{Run: ri.Run, What: changed}
+		return &format.RunChangedError{Run: ri.Run, What: changed}
 	}
 	// The ids first, then the tombstone (rememberCollected); on a full
 	// disk, whichever did not fit is written once the run's files are gone.
@@ -206,11 +208,11 @@ func (c *localCollection) collectRun(ri *RunInfo, t Tombstone) error {
 		}
 		lateIDs = true
 	}
-	if err := s.writeTombstone(t); err != nil {
+	if err := s.WriteTombstone(t); err != nil {
 		if !noSpace(err) {
 			return fmt.Errorf("writing the tombstone of run %s: %w (run left in place)", ri.Run, err)
 		}
-		s.removeTombstone(ri.Run) // no half-written one
+		s.RemoveTombstone(ri.Run) // no half-written one
 		late = true
 	}
 	dst, err := trashEntry(name)
@@ -219,7 +221,7 @@ func (c *localCollection) collectRun(ri *RunInfo, t Tombstone) error {
 	}
 	if err != nil {
 		if !late {
-			s.removeTombstone(ri.Run)
+			s.RemoveTombstone(ri.Run)
 		}
 		return fmt.Errorf("moving run %s out of the store: %w (run left in place)", ri.Run, err)
 	}
@@ -235,7 +237,7 @@ func (c *localCollection) collectRun(ri *RunInfo, t Tombstone) error {
 		s.rememberCollected(ri, t.Collected)
 	}
 	if late {
-		if err := s.writeTombstone(t); err != nil {
+		if err := s.WriteTombstone(t); err != nil {
 			return fmt.Errorf("run %s is collected, but its tombstone could not be written: %w (lookups in it say unknown_reference)", ri.Run, err)
 		}
 	}
@@ -257,7 +259,7 @@ func trashEntry(name string) (string, error) {
 // runChanged tells, under the run's exclusive lock, whether the run gained
 // or lost entries, was read, or had a ledger written since ScanRun made
 // ri: then a collector's reason to remove it may no longer hold.
-func runChanged(root *fsx.Dir, name string, ri *RunInfo) (string, error) {
+func runChanged(root *fsx.Dir, name string, ri *format.RunInfo) (string, error) {
 	dir, err := root.OpenDir(name)
 	if err != nil {
 		return "", err
@@ -275,7 +277,7 @@ func runChanged(root *fsx.Dir, name string, ri *RunInfo) (string, error) {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		if !had[n] && n != lockName { // the lock may be ours, just made
+		if !had[n] && n != format.LockName { // the lock may be ours, just made
 			return fmt.Sprintf("%s appeared", n), nil
 		}
 		delete(had, n)
@@ -283,16 +285,16 @@ func runChanged(root *fsx.Dir, name string, ri *RunInfo) (string, error) {
 	for n := range had {
 		return fmt.Sprintf("%s disappeared", n), nil
 	}
-	if fi, err := dir.Lstat(activityName); err == nil && fi.ModTime().After(ri.LastActivity) {
+	if fi, err := dir.Lstat(format.ActivityName); err == nil && fi.ModTime().After(ri.LastActivity) {
 		return "it was read", nil
 	}
-	if fi, err := dir.Lstat(stepsDirName); err == nil && !fi.ModTime().Equal(ri.StepsModTime) {
+	if fi, err := dir.Lstat(format.StepsDirName); err == nil && !fi.ModTime().Equal(ri.StepsModTime) {
 		return "a lookup ledger was written", nil
 	}
 	return "", nil
 }
 
-func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time, grace time.Duration) (removed []bool, fails []DebrisError, err error) {
+func (c *localCollection) RemoveDebris(run format.ID, entries []format.RunEntry, now time.Time, grace time.Duration) (removed []bool, fails []format.DebrisError, err error) {
 	l, err := c.s.LockRunExclusive(run)
 	if err != nil {
 		return nil, nil, err
@@ -301,7 +303,7 @@ func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time
 	base := filepath.Base(l.Dir)
 	runDir, err := c.root.OpenDir(base)
 	if err != nil {
-		return nil, []DebrisError{{Path: base, Err: err}}, nil
+		return nil, []format.DebrisError{{Path: base, Err: err}}, nil
 	}
 	defer runDir.Close()
 	removed = make([]bool, len(entries))
@@ -322,7 +324,7 @@ func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time
 				sub, err = runDir.OpenDir(parts[0])
 				if err != nil {
 					if !errors.Is(err, fs.ErrNotExist) {
-						fails = append(fails, DebrisError{Path: path, Err: err})
+						fails = append(fails, format.DebrisError{Path: path, Err: err})
 					}
 					continue
 				}
@@ -330,7 +332,7 @@ func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time
 			}
 			dir = sub
 		} else if len(parts) != 1 {
-			fails = append(fails, DebrisError{Path: path, Err: fmt.Errorf("%s: not an entry of a run directory", path)})
+			fails = append(fails, format.DebrisError{Path: path, Err: fmt.Errorf("%s: not an entry of a run directory", path)})
 			continue
 		}
 		name := parts[len(parts)-1]
@@ -342,12 +344,12 @@ func (c *localCollection) removeDebris(run ID, entries []RunEntry, now time.Time
 			continue // touched since the scan: not ours to judge now
 		}
 		if e.DescAbsent {
-			if _, err := runDir.Lstat(metaName(e.Value)); err == nil {
+			if _, err := runDir.Lstat(format.MetaName(e.Value)); err == nil {
 				continue // its descriptor arrived: a value now
 			}
 		}
 		if err := dir.RemoveAll(name); err != nil {
-			fails = append(fails, DebrisError{Path: path, Err: err})
+			fails = append(fails, format.DebrisError{Path: path, Err: err})
 			continue
 		}
 		removed[i] = true

@@ -1,4 +1,4 @@
-package retain
+package object
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	"github.com/retval/retval/pkg/retain/internal/format"
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
@@ -17,9 +19,9 @@ import (
 // busy: a run being written shows up as active through the recent
 // Last-Modified of what its writer uploaded.
 
-// runsDirMissing: a prefix that holds no key at all is a store where
+// RunsDirMissing: a prefix that holds no key at all is a store where
 // nothing was ever retained.
-func (o *objStore) runsDirMissing() (bool, error) {
+func (o *Backend) RunsDirMissing() (bool, error) {
 	found := false
 	err := o.b.List(o.ctx, "", func(s3store.Object) error {
 		found = true
@@ -31,13 +33,13 @@ func (o *objStore) runsDirMissing() (bool, error) {
 	return !found, o.ioErr(err)
 }
 
-// runIDs lists the runs by their key prefixes, sorted, leaving out a run
+// RunIDs lists the runs by their key prefixes, sorted, leaving out a run
 // whose collection is committed (a gc's marker with the tombstone written
 // after it): locally that run would already be renamed out of the store.
-func (o *objStore) runIDs() ([]ID, error) {
-	var out []ID
+func (o *Backend) RunIDs() ([]format.ID, error) {
+	var out []format.ID
 	err := o.b.Prefixes(o.ctx, "", func(p string) error {
-		if id, ok := runFromDirName(strings.TrimSuffix(p, "/")); ok {
+		if id, ok := format.RunFromDirName(strings.TrimSuffix(p, "/")); ok {
 			out = append(out, id)
 		}
 		return nil
@@ -54,7 +56,7 @@ func (o *objStore) runIDs() ([]ID, error) {
 	return out, nil
 }
 
-func deleteIDs(ids []ID, gone map[ID]bool) []ID {
+func deleteIDs(ids []format.ID, gone map[format.ID]bool) []format.ID {
 	if len(gone) == 0 {
 		return ids
 	}
@@ -69,7 +71,7 @@ func deleteIDs(ids []ID, gone map[ID]bool) []ID {
 
 // marker is a collection marker found under .retval/collecting/.
 type marker struct {
-	Run      ID
+	Run      format.ID
 	Key      string
 	Modified time.Time
 	// Committed: the run's tombstone was written after the marker, so the
@@ -78,11 +80,11 @@ type marker struct {
 }
 
 // markers lists the collection markers, each judged committed or not.
-func (o *objStore) markers() ([]marker, error) {
+func (o *Backend) markers() ([]marker, error) {
 	var out []marker
-	err := o.b.List(o.ctx, collectingDir, func(ob s3store.Object) error {
-		name := strings.TrimPrefix(ob.Key, collectingDir)
-		out = append(out, marker{Run: ID(name), Key: ob.Key, Modified: ob.Modified})
+	err := o.b.List(o.ctx, CollectingDir, func(ob s3store.Object) error {
+		name := strings.TrimPrefix(ob.Key, CollectingDir)
+		out = append(out, marker{Run: format.ID(name), Key: ob.Key, Modified: ob.Modified})
 		return nil
 	})
 	if err != nil {
@@ -90,10 +92,10 @@ func (o *objStore) markers() ([]marker, error) {
 	}
 	for i := range out {
 		m := &out[i]
-		if !IsClean(string(m.Run)) {
+		if !format.IsClean(string(m.Run)) {
 			continue
 		}
-		t, err := o.b.Stat(o.ctx, tombstoneKey(m.Run))
+		t, err := o.b.Stat(o.ctx, TombstoneKey(m.Run))
 		if err == nil {
 			m.Committed = !t.Modified.Before(m.Modified)
 		} else if !errors.Is(err, s3store.ErrNotFound) {
@@ -104,16 +106,16 @@ func (o *objStore) markers() ([]marker, error) {
 }
 
 // committedCollections are the runs whose collection is committed.
-func (o *objStore) committedCollections() (map[ID]bool, error) {
+func (o *Backend) committedCollections() (map[format.ID]bool, error) {
 	ms, err := o.markers()
 	if err != nil {
 		return nil, err
 	}
-	var gone map[ID]bool
+	var gone map[format.ID]bool
 	for _, m := range ms {
 		if m.Committed {
 			if gone == nil {
-				gone = map[ID]bool{}
+				gone = map[format.ID]bool{}
 			}
 			gone[m.Run] = true
 		}
@@ -121,8 +123,8 @@ func (o *objStore) committedCollections() (map[ID]bool, error) {
 	return gone, nil
 }
 
-// scanRunEntries is ScanRunEntries from one listing of the run.
-func (o *objStore) scanRunEntries(run ID) (*RunInfo, error) {
+// ScanRunEntries is ScanRunEntries from one listing of the run.
+func (o *Backend) ScanRunEntries(run format.ID) (*format.RunInfo, error) {
 	s := o
 	objs, err := o.runObjects(run)
 	if err != nil {
@@ -135,39 +137,39 @@ func (o *objStore) scanRunEntries(run ID) (*RunInfo, error) {
 }
 
 // runInfo classifies a run's listing as ScanRunEntries does a directory.
-func (o *objStore) runInfo(run ID, objs map[string]s3store.Object) *RunInfo {
-	ri := &RunInfo{Run: run, Dir: o.where(strings.TrimSuffix(runPrefix(run), "/"))}
-	descs := map[ID]bool{}
+func (o *Backend) runInfo(run format.ID, objs map[string]s3store.Object) *format.RunInfo {
+	ri := &format.RunInfo{Run: run, Dir: o.where(strings.TrimSuffix(RunPrefix(run), "/"))}
+	descs := map[format.ID]bool{}
 	for name := range objs {
-		if id, ok := strings.CutSuffix(name, metaExt); ok && IsClean(id) {
-			descs[ID(id)] = true
+		if id, ok := strings.CutSuffix(name, format.MetaExt); ok && format.IsClean(id) {
+			descs[format.ID(id)] = true
 		}
 	}
-	content := map[ID]int{}
+	content := map[format.ID]int{}
 	for name, ob := range objs {
-		e := RunEntry{Name: name, Bytes: ob.Size, ModTime: ob.Modified}
+		e := format.RunEntry{Name: name, Bytes: ob.Size, ModTime: ob.Modified}
 		dir, base := path.Split(name)
 		switch {
-		case dir == stepsDirName+"/":
-			e.Kind = KindOwn
-			if isTemp(base) {
-				e.Kind = KindTemp
+		case dir == format.StepsDirName+"/":
+			e.Kind = format.KindOwn
+			if format.IsTemp(base) {
+				e.Kind = format.KindTemp
 			}
 			if ob.Modified.After(ri.StepsModTime) {
 				ri.StepsModTime = ob.Modified
 			}
-		case strings.HasPrefix(name, readsDir):
-			e.Kind = KindOwn
+		case strings.HasPrefix(name, format.ReadsDir):
+			e.Kind = format.KindOwn
 		case dir != "":
-			e.Kind = KindStray
-		case name == activityName || name == lockName:
-			e.Kind = KindOwn
-		case isTemp(name):
-			e.Kind = KindTemp
+			e.Kind = format.KindStray
+		case name == format.ActivityName || name == format.LockName:
+			e.Kind = format.KindOwn
+		case format.IsTemp(name):
+			e.Kind = format.KindTemp
 		default:
-			e.Kind = KindStray
-			if id, ok := valueOf(name); ok {
-				classifyValueFile(&e, id, descs, content)
+			e.Kind = format.KindStray
+			if id, ok := format.ValueOf(name); ok {
+				format.ClassifyValueFile(&e, id, descs, content)
 			}
 		}
 		ri.Entries = append(ri.Entries, e)
@@ -180,7 +182,7 @@ func (o *objStore) runInfo(run ID, objs map[string]s3store.Object) *RunInfo {
 		if err != nil {
 			continue // verify reports it; keep both meanwhile
 		}
-		orphanOtherContent(ri, id, d)
+		format.OrphanOtherContent(ri, id, d)
 	}
 	for _, e := range ri.Entries {
 		ri.Bytes += e.Bytes
@@ -190,13 +192,13 @@ func (o *objStore) runInfo(run ID, objs map[string]s3store.Object) *RunInfo {
 	}
 	sort.Slice(ri.Entries, func(i, j int) bool { return ri.Entries[i].Name < ri.Entries[j].Name })
 	for i := range ri.Entries {
-		ri.Entries[i].Path = string(run) + runSuffix + "/" + ri.Entries[i].Name
+		ri.Entries[i].Path = string(run) + format.RunSuffix + "/" + ri.Entries[i].Name
 	}
 	return ri
 }
 
 // entryObjects is a run's listing again, from its entries.
-func entryObjects(ri *RunInfo) map[string]s3store.Object {
+func entryObjects(ri *format.RunInfo) map[string]s3store.Object {
 	objs := make(map[string]s3store.Object, len(ri.Entries))
 	for _, e := range ri.Entries {
 		objs[e.Name] = s3store.Object{Key: e.Name, Size: e.Bytes, Modified: e.ModTime}
@@ -204,15 +206,15 @@ func entryObjects(ri *RunInfo) map[string]s3store.Object {
 	return objs
 }
 
-// runBusy: there are no locks on object storage; a run in use is active
+// RunBusy: there are no locks on object storage; a run in use is active
 // by its times.
-func (o *objStore) runBusy(ID) (bool, error) { return false, nil }
+func (o *Backend) RunBusy(format.ID) (bool, error) { return false, nil }
 
-// holdRun: there are no run locks on object storage (gc holds a lease,
+// HoldRun: there are no run locks on object storage (gc holds a lease,
 // and marks a run it collects); a run that exists is held by nothing.
-func (o *objStore) holdRun(run ID, _ bool) (*RunLock, error) {
-	if err := o.mustExist(run); err != nil {
+func (o *Backend) HoldRun(run format.ID, _ bool) (*backend.RunLock, error) {
+	if err := o.MustExist(run); err != nil {
 		return nil, err
 	}
-	return &RunLock{Run: run, Dir: o.where(strings.TrimSuffix(runPrefix(run), "/"))}, nil
+	return backend.NewRunLock(run, o.where(strings.TrimSuffix(RunPrefix(run), "/")), nil), nil
 }

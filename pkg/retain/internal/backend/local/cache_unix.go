@@ -1,6 +1,6 @@
 //go:build unix
 
-package retain
+package local
 
 import (
 	"os"
