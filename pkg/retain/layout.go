@@ -21,9 +21,15 @@ type Store struct {
 	be chosenBackend // the storage it lives on (backend.go)
 }
 
-// Open returns a Store for dir (a runs-dir, or s3://BUCKET/PREFIX);
-// nothing is created or sent until something is written or read.
-func Open(dir string) *Store { return &Store{Dir: dir} }
+// Open returns a Store for dir (a runs-dir, or s3://BUCKET/PREFIX), its
+// backend chosen from dir once, here (a Store made as a literal chooses
+// it on first use); nothing is created or sent until something is
+// written or read.
+func Open(dir string) *Store {
+	s := &Store{Dir: dir}
+	s.backend()
+	return s
+}
 
 // Clock is the store's clock: Now, or time.Now when Now is nil. Every
 // package that judges ages in a store (gc, stats, catalogue) reads it, so a
@@ -45,25 +51,8 @@ func (s *Store) RunDir(run ID) string { return runDir(s.Dir, run) }
 // run in use as not idle. Failures are ignored: a read-only store still reads.
 func (s *Store) Touch(run ID) {
 	if b, err := s.backend(); err == nil {
-		b.touch(run)
+		b.Touch(run)
 	}
-}
-
-// tombstones is what the rules about collected runs read and write: a
-// backend's tombstones, and gc's other records beside them.
-type tombstones interface {
-	readTombstone(run ID) (*Tombstone, bool)
-	readTombstoneEntry(name string, max int64) ([]byte, error)
-	writeTombstoneEntry(name string, b []byte) error
-}
-
-// missingRun is the error for a run that is not there in the store at
-// dir: collected, when gc left a tombstone, or unknown.
-func missingRun(t tombstones, dir string, run ID) error {
-	if t, ok := t.readTombstone(run); ok {
-		return collectedError(t)
-	}
-	return &Error{Code: CodeUnknownReference, Err: &UnknownRunError{Run: run, Dir: dir}}
 }
 
 // keepCollected is err when it says the value's run was collected while
@@ -90,5 +79,5 @@ func (s *Store) Taken(run, call string) bool {
 		return false
 	}
 	b, err := s.backend()
-	return err == nil && b.taken(rid, id)
+	return err == nil && b.Taken(rid, id)
 }
