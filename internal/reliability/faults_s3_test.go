@@ -25,75 +25,190 @@ import (
 // TestS3FaultMatrix runs each operation of the store on object storage —
 // retain (a small value, a multipart one, the same bytes again), peek
 // (lines of a plain and of a zstd value, a search through a whole value),
-// resolve, a step's lookups (an existing ledger and a new one), gc and
-// verify — once for every call the operation makes and every kind of
-// fault, the fault injected into that one call: a 500, a 503 SlowDown, a
-// connection reset before the call, the answer dropped after the call
-// took effect (with and without the client's retry), a GET's body cut
-// half-way, and the call held while a competing operation runs (gc
-// collecting the run; another writer; another spender of the step). After
-// each case it checks the store's promises:
+// resolve, a step's lookups (resolve --step: an existing ledger and a new
+// one), gc and verify — once for every call the operation makes and every
+// kind of fault, the fault injected into that one call: a 500, a 503
+// SlowDown, a connection reset before the call, the answer dropped after
+// the call took effect (with and without the client's retry), a GET's
+// body cut half-way, and the call held while a competing operation runs
+// to its end (gc collecting the run; another writer; another spender of
+// the step). The operations that write (retain, a step, gc) run again
+// under two faults: any first one, then a 500, a reset or a dropped
+// answer in each write made after it — how an operation cleans up after
+// a failure must survive a failure of its own. After each case it checks
+// the store's promises:
 //
 //   - a stub is printed only for a value that exists and reads back
 //     exactly, then and after a later gc; otherwise the input goes out
-//     verbatim, whole;
+//     verbatim, whole, and retain does not fail;
 //   - reads (peek, resolve, a step's answers) are exact or an error;
 //   - a step's ledger never counts fewer lookups than were answered;
-//   - verify reports what a fault-free verify reports, or fails;
-//   - nothing is damaged (verify finds nothing corrupt or missing), and gc
-//     converges: a later gc without faults finishes what was left half
-//     done (markers, a lease, debris, unfinished uploads) and leaves a
-//     store verify finds clean, and a gc once every run is idle leaves
-//     only tombstones.
+//   - verify fails, or reports what a fault-free verify reports plus at
+//     most the value it could not read, as corrupt with the failure named;
+//   - nothing is damaged (verify finds nothing corrupt or missing, the
+//     values set up are as they were), and gc converges: a later gc
+//     without faults finishes what was left half done (markers, a lease,
+//     debris) and leaves a store verify finds clean, and a gc once every
+//     run is idle leaves only tombstones and no unfinished upload.
 //
-// Everything is deterministic: fixed inputs, the fake's clock, each fault
-// on one named call. The counts are in docs/RELIABILITY.md.
+// Faults are chosen by rule — which call (its operation, key, range or
+// part), which of the calls so described — never by time: fixed inputs,
+// the fake's clock. What can vary between runs is the store's own
+// concurrency (parts uploaded three at a time, lookups in parallel),
+// which may leave a second fault's call unmade. Under -short and -race
+// the single faults alone run. go test -v prints the counts, which are
+// in docs/RELIABILITY.md.
 func TestS3FaultMatrix(t *testing.T) {
 	base := newMatrixBase(t)
-	var m matrixTally
+	m := &matrixTally{t: t}
 	for _, op := range matrixOps {
 		t.Run(op.name, func(t *testing.T) {
 			ref := base.world()
-			ref.prepare(op)
+			ref.prepare()
 			want := op.run(ref)
 			ref.faults.Wait()
-			sites := sitesOf(ref.faults.Take())
+			sites := sitesOf(ref.faults.Take(), nil)
 			if len(sites) == 0 {
 				t.Fatalf("%s made no calls", op.name)
 			}
-			for _, site := range sites {
+			for _, s := range sites {
 				for _, kind := range matrixKinds {
-					if !kind.applies(site.call) || kind.delay && op.race == nil {
+					if !kind.applies(s.call) || kind.delay && op.race == nil {
 						continue
 					}
-					m.cases++
-					name := fmt.Sprintf("%s: %s on %s", op.name, kind.name, site)
-					w := base.world()
-					w.prepare(op)
-					c := &matrixCase{t: t, m: &m, name: name, w: w, op: op}
-					c.run(site, kind)
-					c.checkOp(want)
-					c.converge()
+					first := &injection{site: s, kind: kind}
+					c := m.runCase(t, base, op, want, first)
+					if !op.twice || quick() || kind.delay || !first.injected {
+						continue
+					}
+					// A second fault, into each write made after the
+					// first: how the operation cleans up after a failure
+					// must survive a failure of its own.
+					for _, s2 := range sitesOf(c.calls, func(call s3fake.Call) bool { return call.Seq > first.seq && call.Writes() }) {
+						for _, kind2 := range secondKinds {
+							if !kind2.applies(s2.call) {
+								continue
+							}
+							first := &injection{site: s, kind: kind}
+							m.runCase(t, base, op, want, first, &injection{site: s2, kind: kind2, after: first})
+						}
+					}
 				}
 			}
 		})
 	}
-	for k := s3fake.KindDelay; k <= s3fake.KindTruncate; k++ {
-		t.Logf("faults injected, %s: %d", k, m.injected[k])
+	m.report()
+}
+
+// runCase runs op under the faults, checks its promises and returns the
+// case.
+func (m *matrixTally) runCase(t *testing.T, base *matrixBase, op matrixOp, want outcome, faults ...*injection) *matrixCase {
+	names := make([]string, len(faults))
+	for i, f := range faults {
+		names[i] = f.kind.name + " on " + f.site.String()
 	}
-	t.Logf("%d operations run under a fault (%d where the fault's call was not reached); %d promises checked, %d broken",
-		m.cases, m.unreached, m.promises, m.broken)
+	w := base.world()
+	w.prepare()
+	c := &matrixCase{t: t, m: m, name: op.name + ": " + strings.Join(names, ", then "), w: w, op: op}
+	c.run(faults)
+	m.count(op, faults)
+	c.checkOp(want)
+	c.converge()
+	return c
 }
 
 // matrixTally counts the matrix's work.
 type matrixTally struct {
-	mu        sync.Mutex
-	cases     int
-	unreached int
-	promises  int
-	broken    int
-	seen      map[string]int // broken promises reported, by op and promise
-	injected  [s3fake.KindTruncate + 1]int
+	t          *testing.T
+	mu         sync.Mutex
+	cases      map[string]map[string]int // op → fault kind (or "two faults") → cases
+	single     int                       // cases under one fault
+	double     int                       // cases under two
+	unreached  []string                  // cases whose fault's call was not made
+	unreached2 []string                  // two-fault cases whose second fault's call was not made
+	injected   map[string]int            // faults injected, by kind
+	promises   int
+	broken     int
+	seen       map[string]int // broken promises reported, by op and promise
+}
+
+// count records a case run under faults.
+func (m *matrixTally) count(op matrixOp, faults []*injection) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cases == nil {
+		m.cases, m.injected = map[string]map[string]int{}, map[string]int{}
+	}
+	if m.cases[op.name] == nil {
+		m.cases[op.name] = map[string]int{}
+	}
+	col := faults[0].kind.name
+	if len(faults) == 1 {
+		m.single++
+	} else {
+		m.double++
+		col = "two faults"
+	}
+	m.cases[op.name][col]++
+	for _, f := range faults {
+		if f.injected {
+			m.injected[f.kind.name]++
+		}
+	}
+	if len(faults) == 2 && (!faults[0].injected || !faults[1].injected) {
+		m.unreached2 = append(m.unreached2, op.name+": "+faults[0].kind.name+" on "+faults[0].site.String()+", then "+faults[1].kind.name+" on "+faults[1].site.String())
+	}
+	if len(faults) == 1 && !faults[0].injected {
+		m.unreached = append(m.unreached, op.name+": "+faults[0].kind.name+" on "+faults[0].site.String())
+	}
+}
+
+// report logs the counts (go test -v shows them): a table of cases by
+// operation and fault kind, the faults injected by kind, and the
+// promises checked and broken.
+func (m *matrixTally) report() {
+	kinds := []string{}
+	for _, k := range matrixKinds {
+		kinds = append(kinds, k.name)
+	}
+	kinds = append(kinds, "two faults")
+	var b strings.Builder
+	fmt.Fprintf(&b, "cases by operation and fault:\n| operation | %s | all |\n|---|%s---|\n", strings.Join(kinds, " | "), strings.Repeat("---|", len(kinds)))
+	total := map[string]int{}
+	for _, op := range matrixOps {
+		fmt.Fprintf(&b, "| %s |", op.name)
+		all := 0
+		for _, k := range kinds {
+			n := m.cases[op.name][k]
+			total[k] += n
+			all += n
+			fmt.Fprintf(&b, " %d |", n)
+		}
+		fmt.Fprintf(&b, " %d |\n", all)
+	}
+	fmt.Fprintf(&b, "| all |")
+	for _, k := range kinds {
+		fmt.Fprintf(&b, " %d |", total[k])
+	}
+	fmt.Fprintf(&b, " %d |\n", m.single+m.double)
+	fmt.Fprintf(&b, "faults injected by kind:")
+	sum := 0
+	for _, k := range kinds[:len(kinds)-1] {
+		fmt.Fprintf(&b, " %s %d;", k, m.injected[k])
+		sum += m.injected[k]
+	}
+	fmt.Fprintf(&b, " in all %d\n", sum)
+	fmt.Fprintf(&b, "%d operations run: %d under one fault, %d under two; %d promises checked, %d broken\n",
+		m.single+m.double, m.single, m.double, m.promises, m.broken)
+	fmt.Fprintf(&b, "%d single-fault cases whose faulted call was not made:\n", len(m.unreached))
+	for _, u := range m.unreached {
+		fmt.Fprintf(&b, "  %s\n", u)
+	}
+	fmt.Fprintf(&b, "%d two-fault cases whose second call was not made:\n", len(m.unreached2))
+	for _, u := range m.unreached2 {
+		fmt.Fprintf(&b, "  %s\n", u)
+	}
+	m.t.Log(b.String())
 }
 
 // The clocks, the fake server's and the stores' alike: the store is set
@@ -117,6 +232,9 @@ type matrixBase struct {
 	inputs map[string][]byte // call → the bytes retained under it in run r
 	other  []byte            // run r2's value
 	doc    []byte            // a JSON document, for the pointer lookups
+	// objects are the ETags of the objects each value set up is made of
+	// (descriptor, content, index), by run/call and key.
+	objects map[string]map[string]string
 }
 
 func newMatrixBase(t *testing.T) *matrixBase {
@@ -155,7 +273,38 @@ func newMatrixBase(t *testing.T) *matrixBase {
 		t.Fatal(err)
 	}
 	b.bucket = w.bucket
+	b.objects = map[string]map[string]string{}
+	for _, rc := range b.values() {
+		prefix := matrixLoc.Prefix + "/" + rc[0] + ".values/" + rc[1] + "."
+		b.objects[rc[0]+"/"+rc[1]] = map[string]string{}
+		for _, k := range b.bucket.Keys() {
+			if strings.HasPrefix(k, prefix) {
+				o, err := b.bucket.HeadObject(t.Context(), k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.objects[rc[0]+"/"+rc[1]][k] = o.ETag
+			}
+		}
+	}
 	return b
+}
+
+// values are the values set up, as run and call.
+func (b *matrixBase) values() [][2]string {
+	var out [][2]string
+	for _, call := range slices.Sorted(maps.Keys(b.inputs)) {
+		out = append(out, [2]string{matrixRun, call})
+	}
+	return append(out, [2]string{matrixRun2, "other"})
+}
+
+// input is what the value set up as run/call holds.
+func (b *matrixBase) input(run, call string) []byte {
+	if run == matrixRun2 {
+		return b.other
+	}
+	return b.inputs[call]
 }
 
 // world is one case's store: a copy of the base bucket on the fake's
@@ -216,7 +365,7 @@ func (w *world) retain(s *retain.Store, run, call string, in []byte, comp string
 }
 
 // prepare records what the case's checks compare against.
-func (w *world) prepare(op matrixOp) {
+func (w *world) prepare() {
 	for _, step := range []string{"s1", "s2"} {
 		rs := &expand.Resolver{Store: w.clean, Run: matrixRun}
 		sp, err := rs.StepSpent(step)
@@ -264,7 +413,10 @@ type matrixOp struct {
 	// collects says the operation (or its race) may collect run r: its
 	// values may then read as collected.
 	collects bool
-	check    func(c *matrixCase, got, want outcome)
+	// twice: the operation writes, and runs again under two faults, the
+	// second in each write made after the first.
+	twice bool
+	check func(c *matrixCase, got, want outcome)
 }
 
 func retainOp(name, call string, in func(b *matrixBase) []byte, comp string) matrixOp {
@@ -278,6 +430,7 @@ func retainOp(name, call string, in func(b *matrixBase) []byte, comp string) mat
 		},
 		race:     gcRace,
 		collects: true,
+		twice:    true,
 		check:    checkRetain,
 	}
 }
@@ -363,6 +516,7 @@ func stepOp(name, step string) matrixOp {
 			as, err := rs.Step(step, lookups(w.base.t, resolveRefs[:1]...), stepBudget)
 			return outcome{err: err, answers: answersOf(as)}
 		},
+		twice: true,
 		check: func(c *matrixCase, got, want outcome) {
 			checkAnswers(c, got, want)
 			answered := int64(0)
@@ -432,6 +586,7 @@ var matrixOps = []matrixOp{
 			return outcome{err: err, res: res, out: out.Bytes(), run: matrixRun, call: "late", in: in}
 		},
 		collects: true,
+		twice:    true,
 		check: func(c *matrixCase, got, want outcome) {
 			if got.raced != nil {
 				checkRetain(c, *got.raced, outcome{})
@@ -458,27 +613,48 @@ var matrixOps = []matrixOp{
 				c.promise(rep.Corrupt == 0 && rep.Missing == 0, "verify beside a collection reported %s", got.text)
 				return
 			}
-			// What could not be read is reported as a problem that names
-			// the failed request (a request failure is not taken for
-			// intact data); every other problem is one a fault-free verify
-			// reports too.
-			var others []retain.Problem
+			// Every value is checked, and the problems are those a
+			// fault-free verify reports, plus at most one for the failed
+			// call: the value it could not read, reported corrupt (exit 1)
+			// with the failure named — never missing (its content is
+			// there), and never left out of a clean report.
+			key := func(p retain.Problem) string { return fmt.Sprintf("%s/%s %s", p.Run, p.File, p.Kind) }
+			want2 := map[string]int{}
+			for _, p := range ref.Problems {
+				want2[key(p)]++
+			}
+			var extra []retain.Problem
 			for _, p := range rep.Problems {
-				if !strings.Contains(p.Message, "injected") && !strings.Contains(p.Message, io.ErrUnexpectedEOF.Error()) {
-					others = append(others, p)
+				if want2[key(p)] > 0 {
+					want2[key(p)]--
+				} else {
+					extra = append(extra, p)
 				}
 			}
-			c.promise(len(others) == len(ref.Problems) && rep.Values == ref.Values, "verify reported %s, want %s, save what names the fault", got.text, want.text)
+			lost := 0
+			for _, n := range want2 {
+				lost += n
+			}
+			c.promise(rep.Values == ref.Values && rep.Runs == ref.Runs && lost == 0 && len(extra) <= 1,
+				"verify reported %s, want %s and at most one problem more", got.text, want.text)
+			for _, p := range extra {
+				c.promise(p.Kind == retain.ProblemCorrupt && (strings.Contains(p.Message, "injected") || strings.Contains(p.Message, io.ErrUnexpectedEOF.Error())),
+					"verify reported %+v for a value it could not read: want it corrupt, with the failure named", p)
+			}
 		},
 	},
 }
 
 // checkRetain: the stub of a value that reads back exactly, or the input
 // verbatim, whole; never part of either.
+// An error is a broken promise too: the matrix's retains conflict with
+// nothing and have no bounded policy, so a failure of the store is what
+// made it, which retain answers with the input (exit 0), never with an
+// error that leaves the output unprinted.
 func checkRetain(c *matrixCase, got, _ outcome) {
 	switch {
 	case got.err != nil:
-		c.promise(len(got.out) == 0 || bytes.Equal(got.out, got.in), "a failed retain (%v) printed %d bytes, neither nothing nor its input", got.err, len(got.out))
+		c.promise(false, "retain failed (%v) and printed %d bytes of its %d: the output is lost", got.err, len(got.out), len(got.in))
 	case got.res.Retained:
 		c.promise(len(got.out) == 0 && strings.HasPrefix(got.res.Stub, "[retained #"), "a retained value printed %d bytes, and its stub is %.100q", len(got.out), got.res.Stub)
 		c.readsBack(got.run, got.call, got.in, false, "the value of a stub")
@@ -512,10 +688,15 @@ func siteID(c s3fake.Call) string {
 
 var readRecord = regexp.MustCompile(`(/\.reads/[0-9]+-)[0-9a-f]+`)
 
-func sitesOf(calls []s3fake.Call) []site {
+// sitesOf are the sites of the calls keep selects (nil: all), in order
+// of their descriptions.
+func sitesOf(calls []s3fake.Call, keep func(s3fake.Call) bool) []site {
 	seen := map[string]int{}
 	var out []site
 	for _, c := range calls {
+		if keep != nil && !keep(c) {
+			continue
+		}
 		id := siteID(c)
 		out = append(out, site{call: c, id: id, nth: seen[id]})
 		seen[id]++
@@ -538,17 +719,55 @@ type matrixKind struct {
 
 func anyCall(s3fake.Call) bool { return true }
 
-var matrixKinds = []matrixKind{
-	{name: "500", fault: s3fake.InternalError(), applies: anyCall},
-	{name: "503 SlowDown", fault: s3fake.SlowDown(), applies: anyCall},
-	{name: "reset", fault: s3fake.Reset(), applies: anyCall},
-	{name: "drop", fault: s3fake.Drop(), applies: anyCall},
-	{name: "drop+retry", fault: s3fake.DropRetried(), applies: s3fake.Call.Writes},
-	{name: "truncate", fault: s3fake.Truncate(), applies: func(c s3fake.Call) bool { return c.Op == s3fake.OpGet }},
-	{name: "delay", delay: true, applies: anyCall},
+var (
+	kind500      = matrixKind{name: "500", fault: s3fake.InternalError(), applies: anyCall}
+	kindSlowDown = matrixKind{name: "503 SlowDown", fault: s3fake.SlowDown(), applies: anyCall}
+	kindReset    = matrixKind{name: "reset", fault: s3fake.Reset(), applies: anyCall}
+	kindDrop     = matrixKind{name: "drop", fault: s3fake.Drop(), applies: anyCall}
+	// The answer lost, and the call sent again by the client, as the
+	// AWS SDK retries after a connection error: a write's second answer
+	// (a conditional one's 412) is what its caller sees.
+	kindDropRetry = matrixKind{name: "drop+retry", fault: s3fake.DropRetried(), applies: s3fake.Call.Writes}
+	kindTruncate  = matrixKind{name: "truncate", fault: s3fake.Truncate(), applies: func(c s3fake.Call) bool { return c.Op == s3fake.OpGet }}
+	// The call held while a competing operation runs to its end.
+	kindDelay = matrixKind{name: "delay", delay: true, applies: anyCall}
+)
+
+var matrixKinds = []matrixKind{kind500, kindSlowDown, kindReset, kindDrop, kindDropRetry, kindTruncate, kindDelay}
+
+// secondKinds are the kinds of a second fault: the server refused the
+// call, the connection failed before it, or the call took effect and its
+// answer was lost — the three outcomes a caller tells apart.
+var secondKinds = []matrixKind{kind500, kindReset, kindDrop}
+
+// injection is one fault of a case: its kind, into the call at site —
+// of the calls made after the fault after went into, when after is set.
+type injection struct {
+	site  site
+	kind  matrixKind
+	after *injection
+	// Set as the operation runs (under the Faults' lock, read once it
+	// is over):
+	seen     int  // calls the rule selected
+	seq      int  // the call's number the fault went into; 0 if none
+	injected bool // the fault did something (a cut body was cut)
 }
 
-// matrixCase is one operation under one fault.
+// match selects the calls of the injection's site.
+func (in *injection) match(c s3fake.Call) bool {
+	if in.after != nil && (in.after.seq == 0 || c.Seq <= in.after.seq) {
+		return false
+	}
+	if siteID(c) != in.site.id {
+		return false
+	}
+	if in.seen++; in.seen == in.site.nth+1 {
+		in.seq = c.Seq
+	}
+	return true
+}
+
+// matrixCase is one operation under one fault, or two.
 type matrixCase struct {
 	t       *testing.T
 	m       *matrixTally
@@ -556,7 +775,8 @@ type matrixCase struct {
 	w       *world
 	op      matrixOp
 	got     outcome
-	stubbed []outcome // retains that printed a stub
+	calls   []s3fake.Call // the calls the operation made
+	stubbed []outcome     // retains that printed a stub
 }
 
 // promise counts a promise checked, and reports it when it is broken: the
@@ -579,20 +799,26 @@ func (c *matrixCase) promise(ok bool, format string, args ...any) {
 	}
 }
 
-// run runs the operation with the fault on the site's call.
-func (c *matrixCase) run(s site, kind matrixKind) {
+// run runs the operation with the faults on their calls. A delay holds
+// its call while the operation's race runs, fault-free, to its end; then
+// the call goes on.
+func (c *matrixCase) run(faults []*injection) {
 	w := c.w
-	match := func(call s3fake.Call) bool { return siteID(call) == s.id }
-	fault := kind.fault
-	if !kind.delay {
-		w.faults.Add(s3fake.Rule{Match: match, Skip: s.nth, Times: 1, Fault: fault})
+	gate, held := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	delayed := false
+	for _, in := range faults {
+		fault := in.kind.fault
+		if in.kind.delay {
+			delayed = true
+			fault = s3fake.Delay(gate)
+			fault.Held = func(s3fake.Call) { once.Do(func() { close(held) }) }
+		}
+		w.faults.Add(s3fake.Rule{Match: in.match, Skip: in.site.nth, Times: 1, Fault: fault})
+	}
+	if !delayed {
 		c.got = c.op.run(w)
 	} else {
-		gate, held := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		fault = s3fake.Delay(gate)
-		fault.Held = func(s3fake.Call) { once.Do(func() { close(held) }) }
-		w.faults.Add(s3fake.Rule{Match: match, Skip: s.nth, Times: 1, Fault: fault})
 		done := make(chan outcome)
 		go func() { done <- c.op.run(w) }()
 		select {
@@ -607,16 +833,13 @@ func (c *matrixCase) run(s site, kind matrixKind) {
 	}
 	w.faults.Wait()
 	w.faults.Clear()
-	c.m.mu.Lock()
-	n := 0
-	for k := s3fake.KindDelay; k <= s3fake.KindTruncate; k++ {
-		c.m.injected[k] += w.faults.Injected(k)
-		n += w.faults.Injected(k)
+	c.calls = w.faults.Take()
+	for _, in := range faults {
+		in.injected = in.seq != 0
+		if in.kind.fault.Kind == s3fake.KindTruncate {
+			in.injected = w.faults.Injected(s3fake.KindTruncate) > 0
+		}
 	}
-	if n == 0 {
-		c.m.unreached++
-	}
-	c.m.mu.Unlock()
 }
 
 func (c *matrixCase) checkOp(want outcome) {
@@ -633,6 +856,23 @@ func (c *matrixCase) readsBack(run, call string, in []byte, collectedOK bool, wh
 		return
 	}
 	c.promise(err == nil && bytes.Equal(got, in), "%s %s/%s reads back %d bytes of %d: %v", what, run, call, len(got), len(in), err)
+}
+
+// intact checks that the value set up as run/call is as it was: each
+// object it is made of the very one set up (its ETag is its content's
+// MD5), or else it reads back whole (retain-again may write it anew), or
+// it says collected where collectedOK.
+func (c *matrixCase) intact(run, call string, collectedOK bool) {
+	same := true
+	for k, etag := range c.w.base.objects[run+"/"+call] {
+		o, err := c.w.bucket.HeadObject(c.t.Context(), k)
+		same = same && err == nil && o.ETag == etag
+	}
+	if same {
+		c.promise(true, "")
+		return
+	}
+	c.readsBack(run, call, c.w.base.input(run, call), collectedOK, "value")
 }
 
 func readAll(s *retain.Store, run, call string) ([]byte, error) {
@@ -654,10 +894,9 @@ func (c *matrixCase) converge() {
 	// (gc did, or a gc raced the operation).
 	collected := c.op.name == "gc" || c.op.collects && c.got.raced != nil
 	values := func() {
-		for _, call := range slices.Sorted(maps.Keys(w.base.inputs)) {
-			c.readsBack(matrixRun, call, w.base.inputs[call], collected, "value")
+		for _, rc := range w.base.values() {
+			c.intact(rc[0], rc[1], collected)
 		}
-		c.readsBack(matrixRun2, "other", w.base.other, collected, "value")
 		for _, s := range c.stubbed {
 			c.readsBack(s.run, s.call, s.in, false, "the value of a stub")
 		}
@@ -689,4 +928,3 @@ func (c *matrixCase) converge() {
 		return !strings.HasPrefix(k, matrixLoc.Prefix+"/.retval/tombstones/")
 	}) && w.bucket.Uploads() == 0, "a gc of idle runs left %v (%d unfinished uploads)", keys, w.bucket.Uploads())
 }
-

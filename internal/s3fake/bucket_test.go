@@ -175,9 +175,7 @@ func TestListPages(t *testing.T) {
 		got := walk(s3store.ListInput{Prefix: "p/", Delimiter: "/", MaxKeys: 2})
 		var flat []string
 		for _, p := range got {
-			for _, item := range strings.Fields(strings.Trim(p, "[]")) {
-				flat = append(flat, item)
-			}
+			flat = append(flat, strings.Fields(strings.Trim(p, "[]"))...)
 		}
 		if joined, want := strings.Join(flat, " "), "p/B p/a/* p/b p/c/* p/d p/e/*"; !sameItems(flat, strings.Fields(want)) {
 			t.Errorf("listing by 2 under a delimiter: %s (%s), want %s", joined, strings.Join(got, ""), want)
@@ -294,5 +292,50 @@ func TestClock(t *testing.T) {
 	}
 	if d, err := b.Now(c); err != nil || !d.Equal(time.Date(2025, 1, 2, 4, 4, 5, 0, time.UTC)) {
 		t.Fatalf("Now = %v, %v", d, err)
+	}
+}
+
+// A clone holds what its bucket held, objects and unfinished uploads, on
+// its own clock, and the two go their own ways after.
+func TestClone(t *testing.T) {
+	c := ctx(t)
+	b := s3fake.NewBucket(nil)
+	mustPut(t, b, "a", "one")
+	id, err := b.CreateUpload(c, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.UploadPart(c, "big", id, 1, []byte("part")); err != nil {
+		t.Fatal(err)
+	}
+	then := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	cl := b.Clone(func() time.Time { return then })
+	if keys := cl.Keys(); len(keys) != 1 || keys[0] != "a" || cl.Uploads() != 1 {
+		t.Fatalf("clone holds %v and %d uploads, want [a] and 1", keys, cl.Uploads())
+	}
+	mustPut(t, cl, "b", "two")
+	mustPut(t, b, "a", "changed")
+	out, err := cl.GetObject(c, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(out.Body)
+	out.Body.Close()
+	if string(got) != "one" || len(b.Keys()) != 1 {
+		t.Fatalf("clone's a = %q, bucket's keys %v: the two share writes", got, b.Keys())
+	}
+	// The upload goes on in the clone alone.
+	p, err := cl.UploadPart(c, "big", id, 1, []byte("part"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.CompleteUpload(c, "big", id, []s3store.Part{p}, s3store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if b.Uploads() != 1 || cl.Uploads() != 0 {
+		t.Fatalf("uploads after the clone's completion: bucket %d, clone %d", b.Uploads(), cl.Uploads())
+	}
+	if o, err := cl.HeadObject(c, "b"); err != nil || !o.Modified.Equal(then) {
+		t.Fatalf("the clone's clock: %v, %v", o.Modified, err)
 	}
 }

@@ -140,3 +140,33 @@ func TestFaultCounting(t *testing.T) {
 		t.Fatal("Take did not forget")
 	}
 }
+
+// Held is told of a delayed call once it is held, and Wait returns only
+// once no call is in flight: after it, a held call that was let go has
+// taken effect.
+func TestFaultHeldAndWait(t *testing.T) {
+	b := s3fake.NewBucket(nil)
+	f := s3fake.Wrap(b)
+	c := ctx(t)
+	gate := make(chan struct{})
+	held := make(chan s3fake.Call, 1)
+	d := s3fake.Delay(gate)
+	d.Held = func(call s3fake.Call) { held <- call }
+	f.Add(s3fake.Rule{Match: isPut, Times: 1, Fault: d})
+	go f.PutObject(c, "k", []byte("x"), s3store.Cond{})
+	if call := <-held; call.Op != s3fake.OpPut || call.Key != "k" || call.Seq != 1 {
+		t.Fatalf("held %v, want the PUT of k", call)
+	}
+	ready, waited := make(chan struct{}), make(chan bool)
+	go func() {
+		close(ready)
+		f.Wait()
+		_, err := b.HeadObject(c, "k")
+		waited <- err == nil
+	}()
+	<-ready
+	close(gate)
+	if !<-waited {
+		t.Fatal("Wait returned before the held call took effect")
+	}
+}
