@@ -80,7 +80,11 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newValue(rid, op)
+	v, err := newValue(rid, op)
+	if op.Pending != nil {
+		op.Pending()
+	}
+	return v, err
 }
 
 // Close releases the value's file.

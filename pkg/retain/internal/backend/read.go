@@ -22,4 +22,8 @@ type OpenedValue struct {
 	// (a cache hit).
 	Whole   []byte
 	OnWhole func(format.Descriptor, []byte)
+	// Pending, when set, waits for what the backend still does beside
+	// the opening (the run's activity stamp): the store calls it once it
+	// has opened the value.
+	Pending func()
 }

@@ -176,16 +176,20 @@ func (o *Backend) OpenValue(rid format.ID, run, id string, vid format.ID, touch 
 	if d.ID != vid {
 		return nil, format.Errorf(format.CodeCorrupt, "descriptor of %q names value %q", vid, d.ID)
 	}
-	// The activity stamp is written while the content is looked at: on a
-	// real server each request is a round trip, and these need not wait
-	// for each other.
+	// The activity stamp is written while the content is looked at (and,
+	// for a compressed value, its seek table read): on a real server each
+	// request is a round trip, and these need not wait for each other.
 	var wg sync.WaitGroup
 	if touch {
 		wg.Go(func() { o.Touch(rid) })
 	}
 	op, err := o.openContent(rid, d)
-	wg.Wait()
-	return op, err
+	if err != nil {
+		wg.Wait()
+		return nil, err
+	}
+	op.Pending = wg.Wait
+	return op, nil
 }
 
 // gone is the error of a value of run found missing — its descriptor, or
