@@ -160,8 +160,8 @@ func TestValueCacheKeepsOnlyCheckedValuesWithinItsBytes(t *testing.T) {
 	read("b")
 	read("a") // a is now the most recent
 	read("c") // over 30000 bytes: b goes
-	if s.Cache.used > 30000 {
-		t.Fatalf("cache holds %d bytes, max 30000", s.Cache.used)
+	if s.Cache.Bytes() > 30000 {
+		t.Fatalf("cache holds %d bytes, max 30000", s.Cache.Bytes())
 	}
 	if read("a").f != nil || read("c").f != nil {
 		t.Fatal("a recently used value was let go")
@@ -185,7 +185,7 @@ func TestValueCacheKeepsOnlyCheckedValuesWithinItsBytes(t *testing.T) {
 			t.Fatalf("read of a corrupt value: %v, want corrupt (every time)", err)
 		}
 	}
-	if len(s2.Cache.m) != 0 {
+	if s2.Cache.Len() != 0 {
 		t.Fatal("a value that failed its check was kept")
 	}
 }
@@ -237,8 +237,8 @@ func TestValueCacheZeroValueCaches(t *testing.T) {
 			if v, _, _ := readWhole(t, s, "r", "c1"); v.f != nil {
 				t.Fatal("the value was not kept")
 			}
-			if c.limit() != DefaultValueCacheBytes {
-				t.Fatalf("holds %d bytes, want %d", c.limit(), DefaultValueCacheBytes)
+			if c.Max() != DefaultValueCacheBytes {
+				t.Fatalf("holds %d bytes, want %d", c.Max(), DefaultValueCacheBytes)
 			}
 		})
 	}

@@ -139,7 +139,7 @@ func TestCollectedIDsBounded(t *testing.T) {
 		}
 		c.Generations = append(c.Generations, Generation{Collected: time.Unix(int64(g), 0), IDs: ids})
 	}
-	b, err := c.marshal()
+	b, err := c.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,12 @@
 // never wrong bytes). Packages peek, expand and gc read and collect through
 // this package, never around it.
 //
+// Inside, the store is three rooms: this package (the operations, the
+// stub renderer, checked reads), internal/format (ids, names, descriptors,
+// the index and the records every part reads and writes), and its storage
+// behind internal/backend's Backend, a runs-dir (backend/local) or object
+// storage (backend/object), chosen once from the store's address.
+//
 // Ids: Sanitize maps any call or run id to a file-name-safe ID, so a path
 // outside the run directory cannot be named. Errors carry a Code (CodeOf);
 // the sentinels ErrNotFound, ErrCollected, ErrCorrupt, ErrConflict and

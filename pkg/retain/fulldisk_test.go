@@ -5,11 +5,12 @@ package retain
 import (
 	"bytes"
 	"errors"
-	"github.com/retval/retval/internal/testenv"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/retval/retval/internal/testenv"
 )
 
 // TestFullDisk: a value that does not fit is printed verbatim (the part

@@ -2,34 +2,7 @@ package retain
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/retval/retval/internal/fsx"
-)
-
-// The on-disk names of SPEC §1, unexported: every other package works on
-// the store through operations (Retain, Values, ScanRun, Collection,
-// OpenStepLedger, ...), never by building a path.
-const (
-	runSuffix     = ".values"
-	contentExt    = ".txt"
-	zstdExt       = ".txt.zst"
-	metaExt       = ".meta.json"
-	linesExt      = ".lines"
-	lockName      = ".lock"
-	activityName  = ".activity"
-	stepsDirName  = ".steps"
-	storeDirName  = ".retval"
-	tombstoneDir  = "tombstones"
-	tmpPrefix     = ".tmp-"
-	dirMode       = 0o700
-	fileMode      = 0o600
-	activityEvery = time.Hour
 )
 
 // Store is a runs-dir, or a store on S3-compatible object storage when
@@ -45,13 +18,18 @@ type Store struct {
 	// for the next read of them (a long-running reader: see ValueCache).
 	Cache *ValueCache
 
-	objOpen // the object backend, opened on first use
-	objGC   // gc's lease there, while held (object_gc.go)
+	be chosenBackend // the storage it lives on (backend.go)
 }
 
-// Open returns a Store for dir (a runs-dir, or s3://BUCKET/PREFIX);
-// nothing is created or sent until something is written or read.
-func Open(dir string) *Store { return &Store{Dir: dir} }
+// Open returns a Store for dir (a runs-dir, or s3://BUCKET/PREFIX), its
+// backend chosen from dir once, here (a Store made as a literal chooses
+// it on first use); nothing is created or sent until something is
+// written or read.
+func Open(dir string) *Store {
+	s := &Store{Dir: dir}
+	s.backend()
+	return s
+}
 
 // Clock is the store's clock: Now, or time.Now when Now is nil. Every
 // package that judges ages in a store (gc, stats, catalogue) reads it, so a
@@ -65,114 +43,16 @@ func (s *Store) now() time.Time {
 	return time.Now()
 }
 
-// RunDir is the directory of a run.
-func (s *Store) RunDir(run ID) string { return filepath.Join(s.Dir, string(run)+runSuffix) }
-
-// runFromDirName returns the run id of a directory entry of the runs-dir, or
-// false when the entry is not a run directory.
-func runFromDirName(name string) (ID, bool) {
-	r, ok := strings.CutSuffix(name, runSuffix)
-	if !ok || !IsClean(r) {
-		return "", false
-	}
-	return ID(r), true
-}
-
-// contentName is the file name of a value's bytes.
-func contentName(id ID, c Compression) string {
-	if c == CompressZstd {
-		return string(id) + zstdExt
-	}
-	return string(id) + contentExt
-}
-
-// metaName is the file name of a value's descriptor.
-func metaName(id ID) string { return string(id) + metaExt }
-
-// linesName is the file name of a value's line and block index.
-func linesName(id ID) string { return string(id) + linesExt }
-
-// isTemp reports whether a file name is a writer's temporary file.
-func isTemp(name string) bool { return strings.HasPrefix(name, tmpPrefix) }
-
-// valueOf tells which value a run directory entry belongs to, if any:
-// content, descriptor or index of id.
-func valueOf(name string) (ID, bool) {
-	for _, ext := range []string{metaExt, zstdExt, contentExt, linesExt} {
-		if r, ok := strings.CutSuffix(name, ext); ok && IsClean(r) {
-			return ID(r), true
-		}
-	}
-	return "", false
-}
-
-// checkRunDir refuses a run directory that is not a plain directory owned
-// by us: a symlink is never followed, and another user's directory is never
-// written into or trusted.
-func checkRunDir(path string, fi fs.FileInfo) error {
-	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return Errorf(CodeCorrupt, "%s is not a directory (symlinks are never followed)", path)
-	}
-	if uid, ok := fsx.Owner(fi); ok && uid != os.Geteuid() {
-		return Errorf(CodeCorrupt, "%s belongs to uid %d, not to us (uid %d): refusing it", path, uid, os.Geteuid())
-	}
-	return nil
-}
-
-// lookupRun checks that run exists, returning its directory, or the
-// not-found or collected error a reader should see.
-func (s *Store) lookupRun(run ID) (string, error) {
-	dir := s.RunDir(run)
-	fi, err := os.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", s.missingRun(run)
-	}
-	if err != nil {
-		return "", err
-	}
-	return dir, checkRunDir(dir, fi)
-}
+// RunDir is the directory of a run (in a runs-dir; on object storage,
+// the run's prefix as a path).
+func (s *Store) RunDir(run ID) string { return runDir(s.Dir, run) }
 
 // Touch records read activity on run, at most once per hour, so gc sees a
 // run in use as not idle. Failures are ignored: a read-only store still reads.
 func (s *Store) Touch(run ID) {
-	if o, err := s.object(); err != nil || o != nil {
-		if o != nil {
-			o.touch(s, run)
-		}
-		return
+	if b, err := s.backend(); err == nil {
+		b.Touch(run)
 	}
-	p := filepath.Join(s.RunDir(run), activityName)
-	now := s.now()
-	if fi, err := os.Lstat(p); err == nil && (!fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < activityEvery && fi.ModTime().Before(now.Add(time.Minute))) {
-		return // fresh, or not a file retval writes (verify reports it)
-	}
-	s.touchNow(p, now)
-}
-
-// touchNow sets the modification time of the stamp file p, creating it; it
-// never follows a symlink or opens anything but a regular file.
-func (s *Store) touchNow(p string, now time.Time) {
-	f, err := fsx.OpenFile(p, os.O_WRONLY|os.O_CREATE, fileMode)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	fsx.SetTimes(f, now)
-}
-
-// missingRun is the error for a run that is not there: collected, when gc
-// left a tombstone, or unknown.
-func (s *Store) missingRun(run ID) error {
-	if t, ok := s.ReadTombstone(run); ok {
-		return collectedError(t)
-	}
-	return &Error{Code: CodeUnknownReference, Err: &UnknownRunError{Run: run, Dir: s.Dir}}
-}
-
-// collectedError is the error of a lookup in the run t says gc collected.
-func collectedError(t *Tombstone) error {
-	return &Error{Code: CodeCollected, Err: fmt.Errorf("run %q was collected by gc at %s", t.Run, t.Collected.UTC().Format(time.RFC3339))}
 }
 
 // keepCollected is err when it says the value's run was collected while
@@ -184,34 +64,6 @@ func keepCollected(err, corrupt error) error {
 		return err
 	}
 	return corrupt
-}
-
-// UnknownRunError is the error of a run the store does not hold. It is
-// the Err of an *Error with CodeUnknownReference.
-type UnknownRunError struct {
-	Run ID
-	Dir string // the runs-dir looked in
-	// Typed is the run id as given, when it is not Run itself (an id the
-	// sanitizer changed, such as "../x"): the message names both.
-	Typed string
-}
-
-func (e *UnknownRunError) Error() string {
-	if e.Typed != "" && e.Typed != string(e.Run) {
-		return fmt.Sprintf("no run %q (stored as %q) in %s", e.Typed, e.Run, e.Dir)
-	}
-	return fmt.Sprintf("no run %q in %s", e.Run, e.Dir)
-}
-
-// asTyped makes an unknown run's error name the run as it was given.
-func asTyped(err error, typed string) error {
-	var ur *UnknownRunError
-	if !errors.As(err, &ur) || typed == string(ur.Run) {
-		return err
-	}
-	named := *ur
-	named.Typed = typed
-	return &Error{Code: CodeOf(err), Err: &named}
 }
 
 // Taken reports whether call (a call id, or the value id made from it)
@@ -226,13 +78,6 @@ func (s *Store) Taken(run, call string) bool {
 	if err != nil {
 		return false
 	}
-	if o, err := s.object(); err != nil || o != nil {
-		if o == nil {
-			return false
-		}
-		_, err := o.b.Stat(o.ctx, objKey(rid, metaName(id)))
-		return err == nil
-	}
-	_, err = os.Lstat(filepath.Join(s.RunDir(rid), metaName(id)))
-	return err == nil
+	b, err := s.backend()
+	return err == nil && b.Taken(rid, id)
 }

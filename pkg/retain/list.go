@@ -1,8 +1,7 @@
 package retain
 
 import (
-	"os"
-	"strings"
+	"sort"
 
 	"github.com/retval/retval/internal/jsonstr"
 )
@@ -10,48 +9,25 @@ import (
 // DefaultPageSize is the catalogue's page size when none is given.
 const DefaultPageSize = 20
 
-// testHookValuesListed, when set, runs after Values has listed the run
-// directory and before it reads the descriptors.
-var testHookValuesListed func()
-
 // Values returns the descriptors of run's committed values, oldest first
 // (by creation time, then id). Only committed values are listed (the rule
 // of committedValue): a descriptor that does not read, or whose content
 // file is missing or of the wrong size, is left out (verify reports it).
-// It holds the run's lock shared while it reads, so gc cannot collect the
-// run half-way through: the answer is the whole run or ErrCollected.
+// The answer is the whole run or ErrCollected, never part of a run gc
+// was collecting (in a runs-dir the run's lock is held shared while it
+// is read).
 func (s *Store) Values(run string) ([]Descriptor, error) {
 	rid, err := Sanitize(run)
 	if err != nil {
 		return nil, Errorf(CodeUsage, "run id: %v", err)
 	}
-	if o, err := s.object(); err != nil {
+	b, err := s.backend()
+	if err != nil {
 		return nil, err
-	} else if o != nil {
-		return o.values(s, rid, run)
 	}
-	l, err := s.lockRun(rid, false)
+	out, err := b.Values(rid)
 	if err != nil {
 		return nil, asTyped(err, run)
-	}
-	defer l.Unlock()
-	dir := l.Dir
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	if testHookValuesListed != nil {
-		testHookValuesListed()
-	}
-	var out []Descriptor
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), metaExt)
-		if !ok || !IsClean(id) {
-			continue
-		}
-		if d, prob := committedValue(dir, ID(id)); prob == nil {
-			out = append(out, *d)
-		}
 	}
 	sortValues(out)
 	return out, nil
@@ -97,3 +73,13 @@ func (s *Store) CataloguePage(run string, page, size int) (*Page, error) {
 // `catalogue --json` prints. ($list_results answers compact entries of the
 // same page shape, rendered the same way: see pkg/expand.)
 func MarshalPage(p *Page) ([]byte, error) { return jsonstr.Marshal(p) }
+
+// sortValues orders descriptors oldest first, then by id.
+func sortValues(out []Descriptor) {
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+}

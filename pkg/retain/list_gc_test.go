@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/pkg/retain/internal/backend/local"
 )
 
 // TestValuesWholeOrCollected has gc collect the run just after Values has
@@ -20,7 +22,7 @@ func TestValuesWholeOrCollected(t *testing.T) {
 		retainAll(t, s, "r", fmt.Sprint("v", i), []byte("value\n"))
 	}
 	collected := false
-	testHookValuesListed = func() {
+	local.TestHookValuesListed = func() {
 		l, err := s.LockRunExclusive("r")
 		if err != nil {
 			return // busy: a real gc skips the run
@@ -32,7 +34,7 @@ func TestValuesWholeOrCollected(t *testing.T) {
 		l.Unlock()
 		collected = true
 	}
-	defer func() { testHookValuesListed = nil }()
+	defer func() { local.TestHookValuesListed = nil }()
 	vals, err := s.Values("r")
 	switch {
 	case err == nil && len(vals) == 5:

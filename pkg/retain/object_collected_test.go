@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retval/retval/internal/s3test"
+	"github.com/retval/retval/pkg/retain/internal/backend/object"
 )
 
 // A value opened before gc collects its run and read after: on object
@@ -68,7 +69,7 @@ func testObjectReadersDoNotBringACollectedRunBack(t *testing.T, srv *s3test.Serv
 	}
 	// A late activity stamp, as a reader that read the descriptor before
 	// the collection writes it.
-	o.touch(s, "r")
+	o.Touch("r")
 	if k := keysUnder(t, o, runPrefix("r")); len(k) != 0 {
 		t.Fatalf("the stamp of a late reader stayed: %v", k)
 	}
@@ -218,21 +219,21 @@ func staleTombstoneRun(t *testing.T, srv *s3test.Server) (*Store, *objStore) {
 	// Last-Modified has whole seconds: the new value must be of a later
 	// one to be told from the collection.
 	waitServerPast(t, o, tomb.Modified)
-	testHookObjDiesBeforeTombstone = true
-	t.Cleanup(func() { testHookObjDiesBeforeTombstone, settledAfter = false, LeaseTTL })
+	object.TestHookDiesBeforeTombstone = true
+	t.Cleanup(func() { object.TestHookDiesBeforeTombstone, object.SettledAfter = false, LeaseTTL })
 	retainAll(t, s, "r", "new", toolOutput("new", 100))
-	testHookObjDiesBeforeTombstone = false
+	object.TestHookDiesBeforeTombstone = false
 	if _, err := o.b.Stat(o.ctx, tombstoneKey("r")); err != nil {
 		t.Fatalf("the writer was to leave the tombstone: %v", err)
 	}
 	// The writer is long dead by the time the run is read: its value is
-	// older than settledAfter, which the test makes none, by the
+	// older than object.SettledAfter, which the test makes none, by the
 	// server's clock (whose Date may lag a Last-Modified).
 	d, err := o.b.Stat(o.ctx, objKey("r", metaName("new")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	settledAfter = 0
+	object.SettledAfter = 0
 	waitServerPast(t, o, d.Modified)
 	return s, o
 }
@@ -355,7 +356,7 @@ func testObjectTombstoneOfARunWhoseWriterUndoesIsNotStale(t *testing.T, srv *s3t
 // collecting: its descriptor came after the collection's last listing,
 // its content before, and gc deleted the content. That descriptor names
 // nothing, and does not make the collection's tombstone stale, however
-// old it gets: the collected run says collected.
+// Old it gets: the collected run says collected.
 func TestObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T) {
 	s3test.Each(t, testObjectDescriptorWithoutContentDoesNotMakeATombstoneStale)
 }
@@ -417,8 +418,8 @@ func testObjectDescriptorWithoutContentDoesNotMakeATombstoneStale(t *testing.T, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	settledAfter = 0 // the writer is long dead
-	t.Cleanup(func() { settledAfter = LeaseTTL })
+	object.SettledAfter = 0 // the writer is long dead
+	t.Cleanup(func() { object.SettledAfter = LeaseTTL })
 	waitServerPast(t, o, d.Modified)
 	if _, err := s.OpenValue("r", "old"); !errors.Is(err, ErrCollected) {
 		t.Fatalf("lookup in the collected run: %v, want collected", err)

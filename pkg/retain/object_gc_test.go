@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retval/retval/internal/s3test"
+	"github.com/retval/retval/pkg/retain/internal/backend/object"
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
@@ -40,8 +41,8 @@ func collect(t *testing.T, s *Store, ri *RunInfo) error {
 }
 
 func setHook(t *testing.T, f func(step string, run ID)) {
-	testHookObjCollecting = f
-	t.Cleanup(func() { testHookObjCollecting = nil })
+	object.TestHookCollecting = f
+	t.Cleanup(func() { object.TestHookCollecting = nil })
 }
 
 func TestObjectCollectRunLeavesATombstone(t *testing.T) {
@@ -237,7 +238,7 @@ func TestObjectLeaseIsRenewedWhileHeld(t *testing.T) {
 }
 
 func testObjectLeaseIsRenewedWhileHeld(t *testing.T, srv *s3test.Server) {
-	s, o, _ := s3Store(t, srv)
+	_, o, _ := s3Store(t, srv)
 	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
 	if err != nil {
 		t.Fatal(err)
@@ -251,13 +252,10 @@ func testObjectLeaseIsRenewedWhileHeld(t *testing.T, srv *s3test.Server) {
 	waitServerPast(t, o, first.Modified)
 	start := time.Now()
 	tick := make(chan time.Time)
-	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: start}
-	go ol.renewLoop()
+	ol := o.StartLease(l, tick, start)
 	tick <- time.Now() // the first renewal
 	tick <- time.Now() // taken once the first is recorded
-	ol.mu.Lock()
-	renewed, lost := ol.renewed, ol.lost
-	ol.mu.Unlock()
+	renewed, lost := ol.State()
 	if lost != nil || !renewed.After(start) {
 		t.Fatalf("renewal loop: lost %v, renewed %v after start", lost, renewed.Sub(start))
 	}
@@ -268,7 +266,7 @@ func testObjectLeaseIsRenewedWhileHeld(t *testing.T, srv *s3test.Server) {
 	if !st.Modified.After(first.Modified) {
 		t.Fatalf("the lease on the server was not rewritten: Last-Modified %v, at acquire %v", st.Modified, first.Modified)
 	}
-	ol.release()
+	ol.Release()
 	if _, err := o.b.Stat(o.ctx, leaseKey); err == nil {
 		t.Fatal("a released lease is still there")
 	}
@@ -451,10 +449,7 @@ func testObjectCollectorPastItsLeaseLeavesTheMarker(t *testing.T, srv *s3test.Se
 		}
 		// This gc stalled past its lease; another took it over and
 		// marked the run.
-		l := s.gcLease.Load()
-		l.mu.Lock()
-		l.lost = errors.New("taken over")
-		l.mu.Unlock()
+		o.Lease().Lose(errors.New("taken over"))
 		if _, err := o.b.Put(o.ctx, collectingKey("r"), theirs); err != nil {
 			t.Error(err)
 		}
@@ -481,15 +476,15 @@ func TestObjectLeaseCountsFromTheRenewalSent(t *testing.T) {
 func testObjectLeaseCountsFromTheRenewalSent(t *testing.T, srv *s3test.Server) {
 	rec := &recorder{}
 	s, _ := objectStore(t, srv, rec)
-	o := s.obj
+	o := objectBackend(t, s)
 	var mu sync.Mutex
 	clock := time.Now()
-	leaseNow = func() time.Time {
+	object.LeaseNow = func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		return clock
 	}
-	t.Cleanup(func() { leaseNow = time.Now })
+	t.Cleanup(func() { object.LeaseNow = time.Now })
 	l, err := o.b.AcquireLease(o.ctx, leaseKey, leaseHolder(), LeaseTTL)
 	if err != nil {
 		t.Fatal(err)
@@ -502,11 +497,10 @@ func testObjectLeaseCountsFromTheRenewalSent(t *testing.T, srv *s3test.Server) {
 		}
 	}
 	tick := make(chan time.Time)
-	ol := &objLease{s: s, o: o, l: l, stop: make(chan struct{}), done: make(chan struct{}), tick: tick, renewed: leaseNow()}
-	go ol.renewLoop()
+	ol := o.StartLease(l, tick, object.LeaseNow())
 	tick <- time.Now()
-	ol.release() // once the renewal is recorded
-	if err := ol.check(); !errors.Is(err, ErrBusy) {
+	ol.Release() // once the renewal is recorded
+	if err := ol.Check(); !errors.Is(err, ErrBusy) {
 		t.Fatalf("the lease after a renewal answered %v late: %v, want lost", LeaseTTL*95/100, err)
 	}
 }

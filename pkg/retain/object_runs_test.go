@@ -20,11 +20,7 @@ func s3Store(t *testing.T, srv *s3test.Server) (*Store, *objStore, *time.Time) {
 	srv.SetEnv(t)
 	now := time.Now()
 	s := &Store{Dir: "s3://" + srv.NewBucket(t) + "/fleet/runs", Now: func() time.Time { return now }}
-	o, err := s.object()
-	if err != nil || o == nil {
-		t.Fatalf("object backend: %v", err)
-	}
-	return s, o, &now
+	return s, objectBackend(t, s), &now
 }
 
 func toolOutput(tag string, n int) []byte {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/retval/retval/internal/s3fake"
 	"github.com/retval/retval/internal/s3test"
+	"github.com/retval/retval/pkg/retain/internal/backend/object"
 	"github.com/retval/retval/pkg/retain/s3store"
 )
 
@@ -303,9 +304,9 @@ func testObjectRacingWriters(t *testing.T, srv *s3test.Server) {
 	// committed it, not for a time a loaded machine could overrun.
 	committed := make(chan struct{})
 	var once sync.Once
-	testHookObjCommitted = func() { once.Do(func() { close(committed) }) }
-	objRacedWait = func(time.Duration) { <-committed }
-	t.Cleanup(func() { testHookObjCommitted, objRacedWait = nil, time.Sleep })
+	object.TestHookCommitted = func() { once.Do(func() { close(committed) }) }
+	object.RacedWait = func(time.Duration) { <-committed }
+	t.Cleanup(func() { object.TestHookCommitted, object.RacedWait = nil, time.Sleep })
 	const n = 6
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -313,7 +314,7 @@ func testObjectRacingWriters(t *testing.T, srv *s3test.Server) {
 	stubs := make([]string, n)
 	for i := range n {
 		wg.Go(func() {
-			s := OpenBucket(s0.obj.b)
+			s := OpenBucket(objectBackend(t, s0).b)
 			<-start
 			in := numbered(3000 + i) // other bytes for each
 			var out bytes.Buffer

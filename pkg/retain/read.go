@@ -1,16 +1,16 @@
 package retain
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/retval/retval/internal/xxh3"
+	"github.com/retval/retval/pkg/retain/internal/backend"
 )
 
 // Value is an open retained value. Every byte it returns has been checked:
@@ -34,7 +34,26 @@ type Value struct {
 	block    []byte // the last verified block
 	blockNum int64
 
-	cache *pendingCache // where the value goes once read whole, or nil
+	// onWhole, when set, is told of the value's bytes once they were read
+	// whole and checked (the cache is filled from them).
+	onWhole func(Descriptor, []byte)
+}
+
+// newValue is the Value that reads op, a value of run.
+func newValue(run ID, op *backend.OpenedValue) (*Value, error) {
+	if op.Whole != nil {
+		return &Value{Desc: op.Desc, Run: run, raw: bytes.NewReader(op.Whole), whole: op.Whole, wholeChecked: true, blockNum: -1}, nil
+	}
+	v := &Value{Desc: op.Desc, Run: run, f: op.File, raw: op.Raw, index: op.Index, blockNum: -1, onWhole: op.OnWhole}
+	if v.Desc.Compression == CompressZstd {
+		zr, err := openZstd(op.Raw, &v.Desc)
+		if err != nil {
+			v.Close()
+			return nil, err
+		}
+		v.zr, v.raw = zr, zr
+	}
+	return v, nil
 }
 
 // OpenValue opens value id (a value id, or the call id it was made from) of
@@ -53,103 +72,19 @@ func (s *Store) openValue(run, id string, touch bool) (*Value, error) {
 	if err != nil {
 		return nil, Errorf(CodeUsage, "value id: %v", err)
 	}
-	if o, err := s.object(); err != nil {
-		return nil, err
-	} else if o != nil {
-		return o.openValue(s, rid, run, id, vid, touch)
-	}
-	dir, err := s.lookupRun(rid)
-	if err != nil {
-		return nil, asTyped(err, run)
-	}
-	// gc may rename the run away and delete it between any two of our
-	// opens: a file that vanished means "collected" when the run is gone.
-	gone := func(err error) error {
-		if _, rerr := s.lookupRun(rid); rerr != nil {
-			return rerr
-		}
-		return err
-	}
-	meta := filepath.Join(dir, metaName(vid))
-	if v := s.Cache.get(dir, meta); v != nil {
-		v.Run = rid
-		if touch {
-			s.Touch(rid)
-		}
-		return v, nil
-	}
-	var metaID fileID
-	if s.Cache != nil {
-		// Asked before the descriptor is read: a file changed after this
-		// has another identity, so no entry pairs it with older bytes.
-		metaID, _ = lstatID(meta)
-	}
-	d, err := readDescriptor(meta)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && foldedID(d.ID, vid) {
-		return nil, gone(s.missingValue(rid, id, vid, func() []ID { return nearestIDs(dir, id) }))
-	}
+	b, err := s.backend()
 	if err != nil {
 		return nil, err
 	}
-	if d.ID != vid {
-		return nil, Errorf(CodeCorrupt, "descriptor of %q names value %q", vid, d.ID)
-	}
-	v, err := openContent(dir, d)
+	op, err := b.OpenValue(rid, run, id, vid, touch)
 	if err != nil {
-		return nil, gone(err)
-	}
-	if metaID != (fileID{}) {
-		v.cache = s.Cache.pending(meta, metaID, v)
-	}
-	v.Run = rid
-	if touch {
-		s.Touch(rid)
-	}
-	return v, nil
-}
-
-func openContent(dir string, d *Descriptor) (*Value, error) {
-	if d.Compression != CompressNone && d.Compression != CompressZstd {
-		return nil, Errorf(CodeCorrupt, "value %q: unsupported compression %q", d.ID, d.Compression)
-	}
-	p := filepath.Join(dir, contentName(d.ID, d.Compression))
-	f, err := openStoreFile(p, os.O_RDONLY, fmt.Sprintf("value %q: content file", d.ID))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, Errorf(CodeCorrupt, "value %q: content file %s is missing (run retval verify)", d.ID, p)
-		}
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
+	v, err := newValue(rid, op)
+	if op.Pending != nil {
+		op.Pending()
 	}
-	if !fi.Mode().IsRegular() || fi.Size() != d.StoredBytes {
-		f.Close()
-		return nil, Errorf(CodeCorrupt, "value %q: content file holds %d bytes, descriptor says %d (run retval verify)", d.ID, fi.Size(), d.StoredBytes)
-	}
-	// Reads check bytes against the descriptor, so the descriptor must
-	// describe this file: an empty read is checked by nothing else.
-	if d.Size < 0 || d.Compression == CompressNone && d.Size != d.StoredBytes || d.Size == 0 && d.SHA256 != emptySHA256 {
-		f.Close()
-		return nil, Errorf(CodeCorrupt, "value %q: descriptor says %d bytes (sha256 %.12s…) of a %d-byte content file (run retval verify)", d.ID, d.Size, d.SHA256, fi.Size())
-	}
-	v := &Value{Desc: *d, f: f, raw: f, blockNum: -1}
-	if d.Compression == CompressZstd {
-		zr, err := openZstd(f, d)
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		v.zr, v.raw = zr, zr
-	}
-	if d.Size > IndexMinSize {
-		if ix, err := readIndex(filepath.Join(dir, linesName(d.ID)), d); err == nil {
-			v.index = ix
-		}
-	}
-	return v, nil
+	return v, err
 }
 
 // Close releases the value's file.
@@ -184,9 +119,9 @@ func (v *Value) loadWhole() error {
 		return v.corrupt("sha256 does not match")
 	}
 	v.whole = b
-	if v.cache != nil {
-		v.cache.add(v.Desc, b)
-		v.cache = nil
+	if v.onWhole != nil {
+		v.onWhole(v.Desc, b)
+		v.onWhole = nil
 	}
 	return nil
 }
@@ -298,6 +233,3 @@ func (s *Store) Descriptor(run, id string) (*Descriptor, error) {
 	d := v.Desc
 	return &d, nil
 }
-
-// emptySHA256 is the SHA-256 of no bytes.
-const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

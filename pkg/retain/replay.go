@@ -37,7 +37,7 @@ func (v *Value) Stub(st StubSettings) (string, error) {
 		return "", err
 	}
 	d := &v.Desc
-	in := StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
+	in := StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: metaOf(d),
 		Head: head, Tail: tail, PreviewBytes: st.PreviewBytes, PeekLines: st.PeekLines,
 		HeaderOnly: st.Policy == PolicyBounded, ReadMore: st.ReadMore, Run: v.Run, RunsDir: st.RunsDir,
 		NDJSON: d.NDJSON}

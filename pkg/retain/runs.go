@@ -2,101 +2,8 @@ package retain
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"time"
-
-	"github.com/retval/retval/internal/flock"
 )
-
-// EntryKind says what an entry of a run directory is to the store.
-type EntryKind int
-
-const (
-	// KindOwn is the run's own bookkeeping: .lock, .activity, the read
-	// log .reads, .steps and the ledgers in it.
-	KindOwn EntryKind = iota
-	// KindValue is a descriptor, or the content or index of a value whose
-	// descriptor exists.
-	KindValue
-	// KindTemp is a writer's temporary file (isTemp).
-	KindTemp
-	// KindOrphan is content or an index whose descriptor does not exist.
-	KindOrphan
-	// KindStray is anything else: not a file retval writes.
-	KindStray
-)
-
-var kindNames = [...]string{"own", "value", "temp", "orphan", "stray"}
-
-func (k EntryKind) String() string { return kindNames[k] }
-
-// Debris reports whether an entry of this kind belongs to no committed
-// value and is not the run's own bookkeeping: what gc removes (once old).
-func (k EntryKind) Debris() bool { return k >= KindTemp }
-
-// RunEntry is one entry of a run directory. Entries of .steps appear as
-// ".steps/<name>".
-type RunEntry struct {
-	Name string
-	// Path is the entry's path relative to the runs-dir.
-	Path string
-	Kind EntryKind
-	// Value is the value an entry of KindValue or KindOrphan is named for.
-	Value ID
-	// Bytes is the apparent size (as du -sb counts it), the whole tree for a
-	// directory.
-	Bytes int64
-	// ModTime is the newest modification time, of the whole tree for a
-	// directory.
-	ModTime time.Time
-	IsDir   bool
-	// Special is the type of an entry with a value file's name that is a
-	// FIFO, a device or a socket (0 otherwise). retval never makes one, so
-	// verify reports it as corrupt; gc removes it as a stray.
-	Special fs.FileMode
-	// descAbsent: an orphan whose value had no descriptor when scanned
-	// (not a content file its descriptor does not name); RemoveDebris
-	// leaves it if one has arrived since.
-	descAbsent bool
-}
-
-// RunInfo describes a run as a whole: what `catalogue --all` lists and what
-// gc decides on.
-type RunInfo struct {
-	Run ID `json:"run"`
-	// Values counts the run's committed values: descriptors that read as
-	// their value's, whose content file is there at the size they record
-	// (the rule Values and retain's capacity use; verify also checks the
-	// SHA-256).
-	Values int `json:"values"`
-	// Bytes is the run directory's apparent size, as `du -sb` counts it.
-	Bytes int64 `json:"bytes"`
-	// LastActivity is the newest modification time of the run's files,
-	// .activity (read stamps) included.
-	LastActivity time.Time `json:"last_activity"`
-	// Active: a writer holds the run's lock, or its last activity is within
-	// the grace period given to Runs.
-	Active bool `json:"active"`
-	// Busy: a writer held the run's lock when it was looked at.
-	Busy bool `json:"-"`
-	// Refused says why the run directory was not looked into (another
-	// user's, or not a plain directory); the other fields are then zero.
-	Refused string `json:"refused,omitempty"`
-
-	Dir string `json:"-"`
-	// DirModTime and StepsModTime are the modification times of the run
-	// directory and of its .steps directory (zero when there is none): a
-	// new file in either changes them, so a caller can tell cheaply
-	// whether a run changed since it was scanned.
-	DirModTime   time.Time  `json:"-"`
-	StepsModTime time.Time  `json:"-"`
-	Entries      []RunEntry `json:"-"`
-}
 
 // Runs scans every run of the store, sorted by run id. A run is Active
 // when a writer holds its lock or its last activity is within grace of the
@@ -141,27 +48,11 @@ func (s *Store) Runs(grace time.Duration) ([]*RunInfo, error) {
 // followed: opening it as a run is refused as corrupt), so that verify,
 // catalogue and gc report it instead of passing over it in silence.
 func (s *Store) RunIDs() ([]ID, error) {
-	if ids, ok, err := s.objRunIDs(); ok {
-		return ids, err
-	}
-	ents, err := os.ReadDir(s.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, Errorf(CodeIO, "runs-dir %s does not exist (check --runs-dir or RETVAL_RUNS_DIR)", s.Dir)
-	}
+	b, err := s.backend()
 	if err != nil {
 		return nil, err
 	}
-	var out []ID
-	for _, e := range ents {
-		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
-			continue
-		}
-		if id, ok := runFromDirName(e.Name()); ok {
-			out = append(out, id)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
+	return b.RunIDs()
 }
 
 // ScanRun lists a run directory with sizes, modification times and what
@@ -182,173 +73,30 @@ func (s *Store) ScanRun(run ID) (*RunInfo, error) {
 // plain and a compressed content file: for a caller that needs the count
 // of only some runs (gc, of the runs it removes), with CountValues.
 func (s *Store) ScanRunEntries(run ID) (*RunInfo, error) {
-	if ri, ok, err := s.objScanRunEntries(run); ok {
-		return ri, err
-	}
-	dir, err := s.lookupRun(run)
+	b, err := s.backend()
 	if err != nil {
 		return nil, err
 	}
-	dfi, err := os.Lstat(dir)
-	if err != nil {
-		return nil, err
-	}
-	ri := &RunInfo{Run: run, Dir: dir, Bytes: dfi.Size(), DirModTime: dfi.ModTime()}
-	ents, err := readDirInfo(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, s.missingRun(run)
-	}
-	if err != nil {
-		return nil, err
-	}
-	descs := map[ID]bool{}
-	for _, fi := range ents {
-		if id, ok := strings.CutSuffix(fi.Name(), metaExt); ok && IsClean(id) && fi.Mode().IsRegular() {
-			descs[ID(id)] = true
-		}
-	}
-	content := map[ID]int{} // content files seen per value
-	for _, fi := range ents {
-		name := fi.Name()
-		e := RunEntry{Name: name, Bytes: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir()}
-		switch {
-		case name == lockName || name == activityName:
-			e.Kind = KindOwn
-		case name == readsName:
-			// The read log; one that is not a regular file is not retval's.
-			e.Kind = KindOwn
-			if !fi.Mode().IsRegular() {
-				e.Kind = KindStray
-			}
-		case name == stepsDirName && fi.IsDir():
-			e.Kind = KindOwn
-			ri.StepsModTime = fi.ModTime()
-			steps, err := readDirInfo(filepath.Join(dir, name))
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
-			}
-			for _, sfi := range steps {
-				se := RunEntry{Name: name + "/" + sfi.Name(), Kind: KindOwn, Bytes: sfi.Size(), ModTime: sfi.ModTime(), IsDir: sfi.IsDir()}
-				if isTemp(sfi.Name()) {
-					se.Kind = KindTemp
-				} else if sfi.IsDir() || !sfi.Mode().IsRegular() {
-					se.Kind = KindStray
-				}
-				if err := treeSize(filepath.Join(dir, se.Name), &se); err != nil {
-					return nil, err
-				}
-				ri.Entries = append(ri.Entries, se)
-			}
-		case isTemp(name):
-			e.Kind = KindTemp
-		default:
-			e.Kind = KindStray
-			if _, ok := valueOf(name); ok {
-				e.Special = fi.Mode().Type() & (fs.ModeNamedPipe | fs.ModeDevice | fs.ModeCharDevice | fs.ModeSocket)
-			}
-			if id, ok := valueOf(name); ok && fi.Mode().IsRegular() {
-				classifyValueFile(&e, id, descs, content)
-			}
-		}
-		if e.IsDir && e.Name != stepsDirName {
-			if err := treeSize(filepath.Join(dir, name), &e); err != nil {
-				return nil, err
-			}
-		}
-		ri.Entries = append(ri.Entries, e)
-	}
-	for id, n := range content {
-		if n < 2 || !descs[id] {
-			continue
-		}
-		d, _ := committedValue(dir, id)
-		if d == nil {
-			continue // a descriptor that does not read: verify reports it; keep both meanwhile
-		}
-		orphanOtherContent(ri, id, d)
-	}
-	for _, e := range ri.Entries {
-		ri.Bytes += e.Bytes
-		if !e.IsDir && e.ModTime.After(ri.LastActivity) {
-			ri.LastActivity = e.ModTime
-		}
-	}
-	if ri.LastActivity.IsZero() {
-		ri.LastActivity = dfi.ModTime()
-	}
-	sort.Slice(ri.Entries, func(i, j int) bool { return ri.Entries[i].Name < ri.Entries[j].Name })
-	for i := range ri.Entries {
-		ri.Entries[i].Path = filepath.Join(filepath.Base(dir), ri.Entries[i].Name)
-	}
-	return ri, nil
+	return b.ScanRunEntries(run)
 }
 
 // CountValues sets ri.Values to the number of the run's committed values,
 // by the one rule (committedValue): it reads every descriptor
 // ScanRunEntries found.
 func (s *Store) CountValues(ri *RunInfo) {
-	if s.objCountValues(ri) {
+	b, err := s.backend()
+	if err != nil {
 		return
 	}
+	committed := b.CommittedIn(ri)
 	ri.Values = 0
 	for _, e := range ri.Entries {
 		if e.Kind == KindValue && e.Name == metaName(e.Value) {
-			if _, prob := committedValue(ri.Dir, e.Value); prob == nil {
+			if _, prob := committed(e.Value); prob == nil {
 				ri.Values++
 			}
 		}
 	}
-}
-
-// readDirInfo lists dir with each entry's lstat information.
-func readDirInfo(dir string) ([]fs.FileInfo, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]fs.FileInfo, 0, len(ents))
-	for _, e := range ents {
-		fi, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // removed while we listed
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fi)
-	}
-	return out, nil
-}
-
-// treeSize adds the apparent size and newest time of the tree under a
-// directory entry to e (whose own size and time are already in it).
-func treeSize(path string, e *RunEntry) error {
-	if !e.IsDir {
-		return nil
-	}
-	return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if p == path {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		e.Bytes += fi.Size()
-		if fi.ModTime().After(e.ModTime) {
-			e.ModTime = fi.ModTime()
-		}
-		return nil
-	})
 }
 
 // RunBusy reports whether a writer holds run's lock: it tries to take the
@@ -356,53 +104,9 @@ func treeSize(path string, e *RunEntry) error {
 // lock file has never had a writer and is not busy; one whose lock is not
 // a regular file is a corrupt *BadLockError.
 func (s *Store) RunBusy(run ID) (bool, error) {
-	if _, ok, err := s.objBackend(); ok {
-		return false, err // no locks on object storage: a run in use is active by its times
-	}
-	f, err := openRunLock(run, s.RunDir(run), os.O_RDONLY)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
+	b, err := s.backend()
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
-	err = flock.TryExclusive(f)
-	if errors.Is(err, flock.ErrBusy) {
-		return true, nil
-	}
-	return false, err
-}
-
-// LockRunExclusive takes run's lock exclusively without waiting, as gc
-// does before it changes a run: it fails with an ErrBusy error when a
-// writer holds the lock. The lock file is created if the run has none.
-func (s *Store) LockRunExclusive(run ID) (*RunLock, error) {
-	dir, err := s.lookupRun(run)
-	if err != nil {
-		return nil, err
-	}
-	lp := filepath.Join(dir, lockName)
-	f, err := openRunLock(run, dir, os.O_RDWR|os.O_CREATE)
-	if err != nil {
-		return nil, err
-	}
-	if err := flock.TryExclusive(f); err != nil {
-		f.Close()
-		if errors.Is(err, flock.ErrBusy) {
-			return nil, errRunBusy(run)
-		}
-		return nil, err
-	}
-	fi1, err1 := f.Stat()
-	fi2, err2 := os.Lstat(lp)
-	if err1 != nil || err2 != nil || !os.SameFile(fi1, fi2) {
-		f.Close()
-		return nil, errRunBusy(run)
-	}
-	return &RunLock{Run: run, Dir: dir, f: f}, nil
-}
-
-func errRunBusy(run ID) error {
-	return &Error{Code: CodeBusy, Err: fmt.Errorf("run %s: a writer holds its lock", run)}
+	return b.RunBusy(run)
 }

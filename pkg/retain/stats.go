@@ -207,3 +207,5 @@ func (s *stats) descriptor(d *Descriptor) {
 	d.JSON = d.UTF8 && s.json.Valid()
 	d.NDJSON = d.UTF8 && s.ndStarted && s.nd.Valid()
 }
+
+var nl = []byte{'\n'}

@@ -182,7 +182,7 @@ func TestTombstoneWriteLeavesNoTemp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ents, _ := os.ReadDir(s.tombstoneDirPath())
+	ents, _ := os.ReadDir(filepath.Join(s.Dir, storeDirName, tombstoneDir))
 	if len(ents) != 1 || ents[0].Name() != "r.json" {
 		t.Fatalf("left %v", ents)
 	}

@@ -7,30 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
+	"strings"
 	"time"
 
-	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/xxh3"
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	format "github.com/retval/retval/pkg/retain/internal/format"
 )
-
-// The kinds of Problem verify reports.
-const (
-	ProblemCorrupt = "corrupt" // a value (or its index) does not match its descriptor
-	ProblemMissing = "missing" // a descriptor whose content file is not there
-	ProblemDebris  = "debris"  // a file that belongs to no committed value
-)
-
-// Problem is one thing verify found wrong.
-type Problem struct {
-	Run ID `json:"run"`
-	// File is the entry's name inside the run directory.
-	File    string `json:"file"`
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-	// Bytes is the size of a debris entry.
-	Bytes int64 `json:"bytes,omitempty"`
-}
 
 // VerifyReport is what Verify checked and found.
 type VerifyReport struct {
@@ -67,26 +50,34 @@ type VerifyOptions struct {
 // its size and SHA-256 against its descriptor (and its index's block
 // digests against its bytes), streaming: memory stays bounded whatever the
 // sizes. It reports corrupt values, descriptors without content and debris.
-// Each run's lock is held shared while it is checked, so gc leaves it be.
-// An unknown run is ErrNotFound (ErrCollected when gc removed it).
+// Each run is held while it is checked, so gc leaves it be: in a runs-dir
+// its lock, held shared. On object storage nothing holds gc off, and a run
+// in which something went missing while it was checked, and which is gone
+// or being collected afterwards, was collected meanwhile and is left out,
+// as locally. An unknown run is ErrNotFound (ErrCollected when gc removed
+// it).
+//
+// The checks are the same on either backend; each backend adds its own
+// physical ones (verifyHold, verifyReads, openForVerify).
 func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
-	if obj, ok, err := s.objBackend(); ok {
-		return orVerify(err, func() (*VerifyReport, error) { return obj.verify(s, o) })
+	b, err := s.backend()
+	if err != nil {
+		return nil, err
 	}
 	o.Grace = Limits{Grace: o.Grace}.Effective().Grace
-	runs, err := s.runsToVerify(o.Run, func(id ID) error { _, err := s.lookupRun(id); return err })
+	runs, err := s.runsToVerify(o.Run, b.MustExist)
 	if err != nil {
 		return nil, err
 	}
 	rep := &VerifyReport{Problems: []Problem{}}
 	for _, run := range runs {
-		err := s.verifyRun(run, &o, rep)
+		err := s.verifyRun(b, run, &o, rep)
 		if o.Run == "" && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrCollected)) {
 			continue // collected while we worked
 		}
 		if o.Run == "" && errors.Is(err, ErrCorrupt) {
-			// A run directory refused as a whole (another user's): report
-			// it and check the other runs.
+			// A run refused as a whole (another user's run directory):
+			// report it and check the other runs.
 			p := Problem{Run: run, File: ".", Kind: ProblemCorrupt, Message: err.Error()}
 			rep.Corrupt++
 			rep.Refused++
@@ -103,59 +94,64 @@ func (s *Store) Verify(o VerifyOptions) (*VerifyReport, error) {
 	return rep, nil
 }
 
-func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
-	l, err := s.lockRun(run, false)
-	var bad *BadLockError
-	switch {
-	case errors.As(err, &bad):
-		// Nothing can lock the run, gc included (it refuses the run): the
-		// lock is reported and the values are checked all the same.
-	case err != nil:
-		return err
-	default:
-		defer l.Unlock()
-	}
-	ri, err := s.ScanRun(run)
+// verifyRun checks run into rep. Where the backend holds the run while
+// it is checked, each problem is reported as it is found; where it
+// cannot, the run's problems are reported once it is checked, and none
+// when the run was collected meanwhile.
+func (s *Store) verifyRun(b backend.Backend, run ID, o *VerifyOptions, rep *VerifyReport) error {
+	release, held, holdProbs, err := b.VerifyHold(run)
 	if err != nil {
 		return err
 	}
-	rep.Runs++
+	defer release()
+	ri, err := b.ScanRunEntries(run)
+	if err != nil {
+		return err
+	}
+	var got VerifyReport
 	report := func(p Problem) {
 		p.Run = run
 		switch p.Kind {
 		case ProblemCorrupt:
-			rep.Corrupt++
+			got.Corrupt++
 		case ProblemMissing:
-			rep.Missing++
+			got.Missing++
 		case ProblemDebris:
-			rep.Debris++
+			got.Debris++
 		}
-		rep.Problems = append(rep.Problems, p)
-		if o.Problem != nil {
+		got.Problems = append(got.Problems, p)
+		if held && o.Problem != nil {
 			o.Problem(p)
 		}
 	}
 	has := map[string]bool{}
-	desc := map[ID]bool{} // values with a descriptor that is a regular file
+	desc := map[ID]bool{} // values with a descriptor
 	for _, e := range ri.Entries {
 		has[e.Name] = true
 		if e.Kind == KindValue && e.Name == metaName(e.Value) {
 			desc[e.Value] = true
 		}
 	}
-	if bad != nil {
-		report(Problem{File: lockName, Kind: ProblemCorrupt, Message: bad.Error()})
+	for _, p := range holdProbs {
+		report(p)
 	}
+	committed := b.CommittedIn(ri)
 	now := s.now()
+	readLog := false
 	for _, e := range ri.Entries {
 		switch {
-		case e.Name == readsName:
-			if p, ok := s.verifyReads(run, e); ok {
-				report(p)
+		case isReadLog(e.Name):
+			// The read log, one file or one object per record, is
+			// checked once, where it is listed.
+			if !readLog {
+				readLog = true
+				if p, ok := b.VerifyReads(ri, e); ok {
+					report(p)
+				}
 			}
 		case e.Kind == KindValue && e.Name == metaName(e.Value):
-			rep.Values++
-			for _, p := range verifyValue(ri.Dir, e.Value, has[linesName(e.Value)], &rep.Bytes) {
+			got.Values++
+			for _, p := range verifyValue(b, committed, run, e.Value, has[linesName(e.Value)], &got.Bytes) {
 				report(p)
 			}
 		case e.Special != 0 && (e.Name == metaName(valueOfName(e.Name)) || !desc[valueOfName(e.Name)]):
@@ -166,26 +162,22 @@ func (s *Store) verifyRun(run ID, o *VerifyOptions, rep *VerifyReport) error {
 			report(Problem{File: e.Name, Kind: ProblemDebris, Message: debrisWhy(e, desc[e.Value]), Bytes: e.Bytes})
 		}
 	}
+	if !held && len(got.Problems) > 0 && b.CollectedSince(run) {
+		return nil
+	}
+	rep.Runs++
+	rep.Values += got.Values
+	rep.Bytes += got.Bytes
+	rep.Corrupt += got.Corrupt
+	rep.Missing += got.Missing
+	rep.Debris += got.Debris
+	rep.Problems = append(rep.Problems, got.Problems...)
+	if !held && o.Problem != nil {
+		for _, p := range got.Problems {
+			o.Problem(p)
+		}
+	}
 	return nil
-}
-
-// verifyReads checks the read log: a regular file of well-formed records.
-func (s *Store) verifyReads(run ID, e RunEntry) (Problem, bool) {
-	p := Problem{File: e.Name, Kind: ProblemCorrupt}
-	if e.Kind != KindOwn {
-		p.Message = "the read log is not a regular file: retval never makes one (remove it; stats counts nothing in it, and gc removes it as a stray)"
-		return p, true
-	}
-	info, err := s.ScanReads(run, func(*Read) {})
-	switch {
-	case err != nil:
-		p.Message = fmt.Sprintf("read log unreadable: %v", err)
-	case info.Malformed > 0:
-		p.Message = fmt.Sprintf("the read log has %d lines that are not records (the first is line %d): stats skips them; remove the file to start a new log", info.Malformed, info.FirstMalformed)
-	default:
-		return p, false
-	}
-	return p, true
 }
 
 func debrisWhy(e RunEntry, hasDesc bool) string {
@@ -205,70 +197,64 @@ func debrisWhy(e RunEntry, hasDesc bool) string {
 	return "file that retval does not write"
 }
 
-// verifyValue checks one value and returns what is wrong with it. bytes
-// accumulates what was hashed.
-func verifyValue(dir string, id ID, hasIndex bool, bytes *int64) []Problem {
+// verifyValue checks value id of run and returns what is wrong with it;
+// committed is the one rule, as the backend applies it to the run's
+// listing. bytes accumulates what was hashed.
+func verifyValue(b backend.Backend, committed func(ID) (*Descriptor, *valueProblem), run, id ID, hasIndex bool, bytes *int64) []Problem {
 	// First the rule every listing counts by; then what only verify does:
 	// open the content (re-checking it, as it may have changed since),
 	// its index, and every byte against the digests.
-	d, prob := committedValue(dir, id)
+	d, prob := committed(id)
 	if prob != nil {
-		return []Problem{prob.problem()}
+		return []Problem{prob.Problem()}
 	}
-	meta, name := metaName(id), contentName(id, d.Compression)
+	name := contentName(id, d.Compression)
 	bad := func(format string, args ...any) []Problem {
 		return []Problem{{File: name, Kind: ProblemCorrupt, Message: fmt.Sprintf(format, args...)}}
 	}
-	f, err := fsx.Open(filepath.Join(dir, name))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return []Problem{{File: name, Kind: ProblemMissing, Message: fmt.Sprintf("content file missing: %s has no %s", meta, name)}}
-	case errors.Is(err, fsx.ErrSymlink):
-		return bad("content file is a symlink")
-	case errors.Is(err, fsx.ErrNotRegular):
-		return bad("content is not a regular file")
-	case err != nil:
-		return bad("cannot open content: %v", err)
+	c, prob := b.OpenForVerify(run, d)
+	if prob != nil {
+		return []Problem{prob.Problem()}
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return bad("%v", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return bad("content is not a regular file")
-	}
-	if fi.Size() != d.StoredBytes {
-		return bad("content file holds %d bytes, descriptor says %d", fi.Size(), d.StoredBytes)
-	}
+	defer c.Close()
 
 	var ix *Index
 	var probs []Problem
 	if hasIndex {
-		ix, err = readIndex(filepath.Join(dir, linesName(id)), d)
+		var err error
+		ix, err = b.ReadIndex(run, d)
 		if err != nil {
 			probs = append(probs, Problem{File: linesName(id), Kind: ProblemCorrupt, Message: fmt.Sprintf("line index unusable: %v", err)})
 			ix = nil
 		}
 	}
 
-	var r io.Reader = f
+	var r io.Reader
 	if d.Compression == CompressZstd {
 		// The same seek-table checks and bounded frame decoding as every
 		// read: a frame that inflates past the descriptor is corrupt.
-		zr, err := openZstd(f, d)
+		zr, err := openZstd(c.At, d)
 		if err != nil {
 			return append(probs, bad("%v", err)...)
 		}
 		defer zr.close()
 		r = io.NewSectionReader(zr, 0, d.Size)
+	} else {
+		// One byte past the descriptor's size tells a longer content apart.
+		r = io.LimitReader(c.R, d.Size+1)
 	}
 	return append(probs, checkContent(id, d, ix, r, bytes, bad)...)
 }
 
+// isReadLog reports whether a run's entry is its read log: the file
+// .reads, or one of its records under .reads/ on object storage.
+func isReadLog(name string) bool {
+	return name == readsName || strings.HasPrefix(name, format.ReadsDir)
+}
+
 // runsToVerify is the run typed names, which exist must find there (its
 // error names the run as typed), or every run of the store when typed is
-// empty: what verify checks, on either backend.
+// empty.
 func (s *Store) runsToVerify(typed string, exist func(ID) error) ([]ID, error) {
 	if typed == "" {
 		return s.RunIDs()

@@ -1,19 +1,15 @@
 package retain
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/iox"
+	"github.com/retval/retval/pkg/retain/internal/backend"
+	"github.com/retval/retval/pkg/retain/internal/backend/object"
 )
 
 // RetainOptions says where a result goes and under which limits.
@@ -89,7 +85,7 @@ const (
 func (s *Store) Retain(in io.Reader, out io.Writer, o RetainOptions) (*Result, error) {
 	cw := &iox.CountingWriter{W: out}
 	res, err := s.retainInput(in, cw, o)
-	if err == nil && !testHookObjDiesBeforeTombstone && (res.Verbatim || !o.ShowLater) {
+	if err == nil && !object.TestHookDiesBeforeTombstone && (res.Verbatim || !o.ShowLater) {
 		s.logRetain(o, res, cw.N)
 	}
 	return res, err
@@ -195,11 +191,11 @@ type writer struct {
 	lim   Effective // opts.Limits with defaults applied
 	out   io.Writer
 
-	comp   Compression
-	obj    *objStore // nil for a local store
-	dir    string    // the run directory, or the spool directory of obj
-	lock   *os.File  // the run's .lock, held shared
-	sink   sink      // the temporary content file; nil once committed
+	comp Compression
+	// run is the backend's side of this retain: its hold on the run, and
+	// how the value is committed there.
+	run    backend.ValueWrite
+	sink   sink // the temporary content file; nil once committed
 	st     *stats
 	tooBig bool // the value passed max-value-size: no longer written
 	// old is the call's descriptor when the retain began: this may be the
@@ -223,9 +219,9 @@ func (w *writer) dropSink() {
 
 func (w *writer) close() {
 	w.dropSink()
-	if w.lock != nil {
-		w.lock.Close()
-		w.lock = nil
+	if w.run != nil {
+		w.run.Close()
+		w.run = nil
 	}
 }
 
@@ -314,7 +310,7 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 		Complete: !m.Partial && !m.Stopped, OmittedBytes: m.OmittedBytes,
 		ExitCode: m.ExitCode, TimedOut: m.TimedOut, Stopped: m.Stopped, KeptTail: m.Partial && m.KeptTail, Stderr: m.Stderr,
 		Compression: w.comp}
-	d.setCallID(w.opts.Call)
+	setCallID(d, w.opts.Call)
 	w.st.descriptor(d)
 	if w.tooBig && w.old != nil {
 		// Longer than the value the call holds: other bytes.
@@ -326,39 +322,20 @@ func (w *writer) do(prefix []byte, in io.Reader) (*Result, error) {
 	return w.commit(d, in)
 }
 
-// open creates the run directory if needed, takes its lock shared and
-// creates the temporary content file.
+// open begins the retain in the backend (which may create the run and
+// hold it) and creates the temporary content file.
 func (w *writer) open() error {
-	if o, err := w.store.object(); err != nil {
-		return err
-	} else if o != nil {
-		// Object storage: the value is spooled to a local temporary file
-		// (memory stays bounded), then uploaded at commit.
-		w.obj, w.dir = o, os.TempDir()
-		if old, _, err := o.getDescriptor(w.runID, w.id); err == nil {
-			w.old = old
-		}
-	} else {
-		l, err := w.store.lockRun(w.runID, true)
-		if err != nil {
-			return err
-		}
-		w.dir, w.lock = l.Dir, l.f
-		if old, err := readDescriptor(filepath.Join(w.dir, metaName(w.id))); err == nil {
-			w.old = old
-		}
-	}
-	tmp, err := createTemp(w.dir, string(w.id)+"-")
+	b, err := w.store.backend()
 	if err != nil {
 		return err
 	}
-	// A content file is written out as it goes; a spool file is not: it
-	// is this process's alone, unlinked at once, so a writer killed
-	// half-way leaves nothing in $TMPDIR.
-	start := fsx.StartWriteback
-	if w.obj != nil {
-		os.Remove(tmp.Name())
-		start = nil
+	if w.run, err = b.BeginWrite(w.runID, w.id); err != nil {
+		return err
+	}
+	w.old = w.run.Old()
+	tmp, start, err := w.run.Spool()
+	if err != nil {
+		return err
 	}
 	if w.comp == CompressZstd {
 		z, err := newZstdSink(tmp, start)
@@ -424,7 +401,7 @@ func (w *writer) atCapacity(d *Descriptor, reason string) (*Result, error) {
 func (w *writer) stub(d *Descriptor, notRetained string) string {
 	L := w.lim
 	first, last := w.st.lineEnds()
-	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: d.meta(),
+	return RenderStub(StubInput{ID: d.ID, Size: d.Size, Lines: d.Lines, SHA256: d.SHA256, Meta: metaOf(d),
 		Head: w.st.head, Tail: w.st.tailBytes(), PreviewBytes: L.PreviewBytes, PeekLines: L.PeekLines,
 		NotRetained: notRetained, HeaderOnly: w.opts.Policy == PolicyBounded,
 		ReadMore: w.opts.ReadMore, Run: w.runID, RunsDir: w.store.Dir, NDJSON: d.NDJSON,
@@ -449,256 +426,48 @@ func (w *writer) retainedStub(d *Descriptor) string {
 	return w.stub(d, "")
 }
 
-// commit makes the value exist: content, index, descriptor, each synced and
-// renamed into place, under the run directory's exclusive flock so that the
-// conflict and capacity checks and the renames are one step for writers.
+// commit makes the value exist, through the backend, once the input
+// is read to its end. A store that could not take it gets the input out
+// verbatim: a stub never names nothing.
 func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 	stored, err := w.sink.Finish()
 	if err != nil {
 		return w.fallbackAfterWrite(nil, in, err)
 	}
-	if w.obj != nil {
-		return w.objCommit(d, stored, in)
+	b, err := w.store.backend()
+	if err != nil {
+		return w.fallbackAfterWrite(nil, in, err)
 	}
-	var index *os.File
+	c := &backend.CommitReq{Run: w.runID, ID: w.id, Desc: d, Comp: w.comp, Content: w.sink.File(), Stored: stored,
+		Limits: backend.RunLimits{MaxValueSize: w.lim.MaxValueSize, MaxRunValues: w.lim.MaxRunValues, MaxRunBytes: w.lim.MaxRunBytes}, Now: w.store.now,
+		Verify: func(committed func(ID) (*Descriptor, *valueProblem), hasIndex bool) []Problem {
+			var n int64
+			return verifyValue(b, committed, w.runID, w.id, hasIndex, &n)
+		}}
 	if w.st.size > IndexMinSize {
-		f, err := w.writeIndex()
-		if err != nil {
-			return w.fallbackAfterWrite(nil, in, err)
-		}
-		index = f
-		defer func() {
-			index.Close()
-			os.Remove(index.Name()) // a no-op once renamed away
-		}()
+		c.Index = w.st.index.Finish(w.st.sha.Sum(nil))
 	}
-
-	unlock, err := lockCommit(w.dir)
-	if err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
+	r := w.run.Commit(c)
+	if r.Taken {
+		w.sink.File().Close()
+		w.sink = nil
 	}
-	defer unlock()
-
-	contentPath := filepath.Join(w.dir, contentName(w.id, w.comp))
-	metaPath := filepath.Join(w.dir, metaName(w.id))
-	// The same value again comes before every limit: it is a no-op.
-	if old, err := readDescriptor(metaPath); err == nil {
-		if foldedID(old.ID, w.id) {
-			return nil, Errorf(CodeConflict, "call %q of run %q needs the files of value %q, which this file system does not tell apart (it ignores case, as NTFS and APFS do): use a call id that differs in more than case", w.opts.Call, w.runID, old.ID)
-		}
-		if old.SHA256 != d.SHA256 || old.Size != d.Size {
-			return nil, w.conflict(old)
-		}
-		return w.again(old, stored, index, in)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		// A damaged descriptor: the model still gets the output.
-		return w.fallbackAfterWrite(nil, in, err)
+	switch {
+	case r.Err != nil:
+		return nil, r.Err
+	case r.Conflict != nil:
+		return nil, w.conflict(r.Conflict)
+	case r.Full != "":
+		return w.atCapacity(d, r.Full)
+	case r.Failed != nil:
+		return w.fallbackAfterWrite(nil, in, r.Failed)
 	}
-	if w.lim.MaxValueSize > 0 && d.Size > w.lim.MaxValueSize {
-		return w.atCapacity(d, fmt.Sprintf("%d bytes exceed max-value-size %d", d.Size, w.lim.MaxValueSize))
-	}
-
-	if reason, err := w.capacity(d); err != nil {
-		return w.fallbackAfterWrite(nil, in, err)
-	} else if reason != "" {
-		return w.atCapacity(d, reason)
-	}
-
-	d.Created = w.store.now().UTC().Truncate(1e9)
-	d.StoredBytes = stored
-	body, err := marshalDescriptor(d)
-	if err != nil {
-		return nil, err
-	}
-	undo := func(err error) (*Result, error) {
-		os.Remove(metaPath)
-		os.Remove(contentPath)
-		os.Remove(filepath.Join(w.dir, linesName(w.id)))
-		return w.fallbackAfterWrite(nil, in, err)
-	}
-	if err := os.Rename(w.sink.File().Name(), contentPath); err != nil {
-		return undo(err)
-	}
-	if index != nil {
-		if err := os.Rename(index.Name(), filepath.Join(w.dir, linesName(w.id))); err != nil {
-			return undo(err)
-		}
-	}
-	if err := WriteFileAtomic(metaPath, body, fileMode); err != nil {
-		return undo(err)
-	}
-	// The content file is now the value's; keep its descriptor but stop
-	// treating it as ours to remove.
-	w.sink.File().Close()
-	w.sink = nil
-	return &Result{Retained: true, Descriptor: d, Stub: w.retainedStub(d)}, nil
+	return &Result{Retained: true, Descriptor: r.Value, Stub: w.retainedStub(r.Value)}, nil
 }
 
 // conflict is the error for other bytes under a call that holds old.
 func (w *writer) conflict(old *Descriptor) error {
 	return Errorf(CodeConflict, "call %q of run %q is already retained with different bytes (sha256 %s, %d bytes); values are immutable: use a new call id", w.opts.Call, w.runID, old.SHA256, old.Size)
-}
-
-// again handles a retain of the bytes the call already holds. It is a
-// no-op when the stored value verifies (size and SHA-256, as any read
-// checks); when its content or index was lost or damaged it is restored
-// from this input — which has the same digest — by the same synced
-// renames as a first commit. A stub is printed only for a value that
-// verifies; otherwise the input goes out verbatim. The caller holds the
-// run directory's exclusive flock.
-func (w *writer) again(old *Descriptor, stored int64, index *os.File, in io.Reader) (*Result, error) {
-	var n int64
-	probs := verifyValue(w.dir, w.id, old.Size > IndexMinSize, &n)
-	if len(probs) > 0 {
-		if err := w.restore(old, stored, index, probs); err != nil {
-			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", w.id, w.runID, err))
-		}
-		if probs := verifyValue(w.dir, w.id, old.Size > IndexMinSize, &n); len(probs) > 0 {
-			return w.fallbackAfterWrite(nil, in, fmt.Errorf("value %q of run %q is still damaged after restoring it: %s (run retval verify)", w.id, w.runID, probs[0].Message))
-		}
-		if d, err := readDescriptor(filepath.Join(w.dir, metaName(w.id))); err == nil {
-			old = d
-		}
-	}
-	w.store.touchNow(filepath.Join(w.dir, activityName), w.store.now())
-	// This retain's bytes are the value's, so its head and tail serve.
-	return &Result{Retained: true, Descriptor: old, Stub: w.retainedStub(old)}, nil
-}
-
-// restore puts this retain's content and index in place of the damaged
-// ones of old. Content stored in another representation than old's gets a
-// descriptor naming the new one (written last, the commit point), then
-// the old file is removed.
-func (w *writer) restore(old *Descriptor, stored int64, index *os.File, probs []Problem) error {
-	bad := map[string]bool{}
-	for _, p := range probs {
-		bad[p.File] = true
-	}
-	oldContent := contentName(w.id, old.Compression)
-	contentBad := bad[oldContent] || bad[metaName(w.id)]
-	if contentBad {
-		// The sink stays open: should the value still not verify, the
-		// input is read back from it. Its temporary name is gone, so
-		// dropping it removes nothing.
-		if err := os.Rename(w.sink.File().Name(), filepath.Join(w.dir, contentName(w.id, w.comp))); err != nil {
-			return err
-		}
-		if _, body, changed, err := w.restoredDescriptor(old, stored); err != nil {
-			return err
-		} else if changed {
-			if err := WriteFileAtomic(filepath.Join(w.dir, metaName(w.id)), body, fileMode); err != nil {
-				if w.comp != old.Compression {
-					// The new representation's file names no value: no debris.
-					os.Remove(filepath.Join(w.dir, contentName(w.id, w.comp)))
-				}
-				return err
-			}
-			if w.comp != old.Compression {
-				os.Remove(filepath.Join(w.dir, oldContent))
-			}
-		}
-	}
-	lines := filepath.Join(w.dir, linesName(w.id))
-	// verify stops at bad content before it looks at the index, so new
-	// content gets this retain's index too.
-	if _, err := os.Lstat(lines); index != nil && (contentBad || bad[linesName(w.id)] || err != nil) {
-		if err := os.Rename(index.Name(), lines); err != nil {
-			return err
-		}
-	}
-	return syncDir(w.dir)
-}
-
-// restoredDescriptor is the descriptor of old once its content is this
-// retain's (stored bytes in w.comp), and its bytes; changed is false when
-// old already describes that content and needs no new descriptor.
-func (w *writer) restoredDescriptor(old *Descriptor, stored int64) (d Descriptor, body []byte, changed bool, err error) {
-	d = *old
-	if w.comp == old.Compression && stored == old.StoredBytes {
-		return d, nil, false, nil
-	}
-	d.Compression, d.StoredBytes = w.comp, stored
-	body, err = marshalDescriptor(&d)
-	return d, body, err == nil, err
-}
-
-func (w *writer) writeIndex() (*os.File, error) {
-	f, err := createTemp(w.dir, string(w.id)+"-lines-")
-	if err != nil {
-		return nil, err
-	}
-	sum := w.st.sha.Sum(nil)
-	_, err = f.Write(w.st.index.finish(sum))
-	if err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	return f, nil
-}
-
-// capacity returns why the run cannot take d, or "".
-func (w *writer) capacity(d *Descriptor) (string, error) {
-	L := w.lim
-	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
-		return "", nil
-	}
-	ents, err := os.ReadDir(w.dir)
-	if err != nil {
-		return "", err
-	}
-	var n, total int64
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), metaExt)
-		if !ok || !IsClean(id) {
-			continue
-		}
-		old, prob := committedValue(w.dir, ID(id))
-		if prob != nil {
-			continue // not a committed value: counts for nothing
-		}
-		n++
-		total += old.Size
-	}
-	return w.full(d, n, total), nil
-}
-
-// full says why a run holding n committed values of total bytes cannot
-// take d, or "" when it can.
-func (w *writer) full(d *Descriptor, n, total int64) string {
-	L := w.lim
-	switch {
-	case L.MaxRunValues > 0 && n+1 > L.MaxRunValues:
-		return fmt.Sprintf("run %s holds %d values, max-run-values is %d", w.runID, n, L.MaxRunValues)
-	case L.MaxRunBytes > 0 && total+d.Size > L.MaxRunBytes:
-		return fmt.Sprintf("run %s would hold %d bytes, max-run-bytes is %d", w.runID, total+d.Size, L.MaxRunBytes)
-	}
-	return ""
-}
-
-// MaxDescriptorSize bounds a descriptor file: retain never writes a larger
-// one (it bounds the call id and tool name it keeps), and a reader refuses
-// one as corrupt rather than read it whole.
-const MaxDescriptorSize = 1 << 20
-
-// readDescriptor reads and parses a descriptor without following symlinks,
-// blocking on a FIFO, or reading more than MaxDescriptorSize.
-func readDescriptor(path string) (*Descriptor, error) {
-	b, err := fsx.ReadSmall(path, MaxDescriptorSize)
-	if fsx.Refused(err) {
-		return nil, refusal(err, "descriptor")
-	}
-	if err != nil {
-		return nil, err
-	}
-	var d Descriptor
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, Errorf(CodeCorrupt, "descriptor %s: %v", path, err)
-	}
-	return &d, nil
 }
 
 // pipeline runs the SHA-256 and the other statistics of a value on two

@@ -2,6 +2,7 @@ package retain
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -49,12 +50,16 @@ func rewrite(t *testing.T, p string, f func([]byte) []byte) {
 func setStored(t *testing.T, s *Store, n int64) {
 	t.Helper()
 	mp := filepath.Join(s.RunDir("r"), "z.meta.json")
-	d, err := readDescriptor(mp)
+	b, err := os.ReadFile(mp)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var d Descriptor
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
 	d.StoredBytes = n
-	b, _ := marshalDescriptor(d)
+	b, _ = marshalDescriptor(&d)
 	os.Chmod(mp, 0o600)
 	os.WriteFile(mp, b, 0o600)
 }
