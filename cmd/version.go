@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
 
@@ -22,7 +23,7 @@ var (
 	Commit  string
 )
 
-func init() { cli.VersionPrinter = printVersion }
+func init() { cli.VersionPrinter = func(c *cli.Command) { printVersion(c.Root().Writer) } }
 
 // versionFlagGate is the root command's Version: urfave/cli offers
 // --version only when it is set, and printVersion, not this text, says
@@ -39,9 +40,9 @@ var rootHelpTemplate = strings.Replace(cli.RootCommandHelpTemplate,
 
 // printVersion is retval --version: one line naming the version and,
 // where known, the commit.
-func printVersion(c *cli.Command) {
+func printVersion(w io.Writer) {
 	bi, _ := debug.ReadBuildInfo()
-	fmt.Fprintf(c.Root().Writer, "retval version %s\n", describeBuild(Version, Commit, bi))
+	fmt.Fprintf(w, "retval version %s\n", describeBuild(Version, Commit, bi))
 }
 
 // buildVersion is the version alone (for the MCP server's serverInfo):
