@@ -249,7 +249,7 @@ func (l *StepLedger) Save(sp StepSpent) error {
 	if _, err := l.f.WriteAt(rec, 0); err != nil {
 		return err
 	}
-	if err := l.f.Sync(); err != nil {
+	if err := fsx.SyncFile(l.f); err != nil {
 		return err
 	}
 	l.spent = sp

@@ -632,7 +632,7 @@ func (w *writer) writeIndex() (*os.File, error) {
 	sum := w.st.sha.Sum(nil)
 	_, err = f.Write(w.st.index.finish(sum))
 	if err == nil {
-		err = f.Sync()
+		err = fsx.SyncFile(f)
 	}
 	if err != nil {
 		f.Close()
