@@ -143,8 +143,12 @@ type fdOffset struct {
 	appends bool
 }
 
+// parse reads the log in the order the calls started: a call strace
+// shows unfinished takes its place at its start, since strace may log one
+// thread's return after another thread's use of what it returned (an fd).
 func (p *parser) parse(log string) error {
-	pending := map[string]string{}
+	pending := map[string]int{} // pid → index in calls of its unfinished call
+	var calls []string
 	for _, line := range strings.Split(log, "\n") {
 		pid, rest, ok := strings.Cut(line, " ")
 		if !ok {
@@ -152,19 +156,25 @@ func (p *parser) parse(log string) error {
 		}
 		rest = strings.TrimLeft(rest, " ")
 		if start, ok := strings.CutSuffix(rest, " <unfinished ...>"); ok {
-			pending[pid] = start
+			pending[pid] = len(calls)
+			calls = append(calls, start)
 			continue
 		}
 		if strings.HasPrefix(rest, "<... ") {
 			_, tail, ok := strings.Cut(rest, " resumed>")
-			if !ok {
+			i, started := pending[pid]
+			if !ok || !started {
 				continue
 			}
-			rest = pending[pid] + tail
+			calls[i] += tail
 			delete(pending, pid)
+			continue
 		}
-		if err := p.call(rest); err != nil {
-			return fmt.Errorf("%w in %.300s", err, line)
+		calls = append(calls, rest)
+	}
+	for _, c := range calls {
+		if err := p.call(c); err != nil {
+			return fmt.Errorf("%w in %.300s", err, c)
 		}
 	}
 	return nil

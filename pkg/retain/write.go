@@ -526,6 +526,12 @@ func (w *writer) commit(d *Descriptor, in io.Reader) (*Result, error) {
 			return undo(err)
 		}
 	}
+	// The content's entry must reach the disk before the descriptor's:
+	// else a power loss may keep a descriptor whose content file is gone
+	// (internal/crash, the weak model).
+	if err := syncDir(w.dir); err != nil {
+		return undo(err)
+	}
 	if err := WriteFileAtomic(metaPath, body, fileMode); err != nil {
 		return undo(err)
 	}
