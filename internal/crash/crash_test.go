@@ -162,8 +162,8 @@ func workloads() []workload {
 			t.Fatal(err)
 		}
 	})
-	// gcWorkload is not in the list yet: its trace does not parse (a
-	// tombstone's temporary file is written before the model has it).
+	// gc collecting idle runs is not in the list yet: its trace does not
+	// parse (a tombstone's temporary file is written before its open).
 	return []workload{small, big, zst, fresh, restore, execWorkload(), stepWorkload()}
 }
 
@@ -192,31 +192,6 @@ func execWorkload() workload {
 				"--call", "v", "--threshold", "0", "--", "cat", in}
 		},
 		promised: func(string) []value { return []value{{after: 1, run: "r", id: "v", data: data}} },
-	}
-}
-
-// gcWorkload: gc collecting three idle runs (setup retains one value in
-// each; the clock moved by --max-age 1ns).
-func gcWorkload() workload {
-	return workload{
-		name: "gc-idle-runs", runs: "runs", gc: true,
-		setup: func(t *testing.T, root string) []value {
-			runs := filepath.Join(root, "runs")
-			os.Mkdir(runs, 0o700)
-			var vs []value
-			for i := range 3 {
-				d := random(3000 + i)
-				in := writeInput(t, t.TempDir(), d)
-				r := fmt.Sprint("old", i)
-				run(t, "retain", "--runs-dir", runs, "--run", r, "--call", "v", "--threshold", "0", in)
-				vs = append(vs, value{run: r, id: "v", data: d})
-			}
-			return vs
-		},
-		args: func(root string) []string {
-			return []string{retval, "gc", "--runs-dir", filepath.Join(root, "runs"), "--max-age", "1ns", "--grace", "0s"}
-		},
-		promised: func(string) []value { return nil },
 	}
 }
 
