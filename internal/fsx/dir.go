@@ -69,7 +69,7 @@ func (d *Dir) WriteFileAtomic(name, tmp string, data []byte, perm fs.FileMode) e
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if err := SyncFile(f); err != nil {
 		return err
 	}
 	if err := f.Close(); err != nil {

@@ -94,6 +94,9 @@ func (d *Dir) Sync() error {
 	if TestHookSync != nil {
 		TestHookSync(d.path)
 	}
+	if skipSync() {
+		return nil
+	}
 	if err := unix.Fsync(d.fd); err != nil {
 		return &fs.PathError{Op: "sync", Path: d.path, Err: err}
 	}

@@ -10,6 +10,7 @@ import (
 
 	seekable "github.com/SaveTheRbtz/zstd-seekable-format-go/pkg"
 	"github.com/klauspost/compress/zstd"
+	"github.com/retval/retval/internal/fsx"
 )
 
 // A sink stores a value's bytes in its temporary content file: as they are
@@ -43,7 +44,7 @@ func (s *plainSink) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *plainSink) Finish() (int64, error) { return s.written, s.f.Sync() }
+func (s *plainSink) Finish() (int64, error) { return s.written, fsx.SyncFile(s.f) }
 
 func (s *plainSink) ReadBack(out io.Writer) error {
 	_, err := io.Copy(out, io.NewSectionReader(s.f, 0, s.written))
@@ -299,7 +300,7 @@ func (s *zstdSink) Finish() (int64, error) {
 	if err := s.sw.Close(); err != nil {
 		return 0, err
 	}
-	if err := s.f.Sync(); err != nil {
+	if err := fsx.SyncFile(s.f); err != nil {
 		return 0, err
 	}
 	fi, err := s.f.Stat()

@@ -141,7 +141,7 @@ func (h *localLedger) Save(rec []byte) error {
 	if _, err := h.f.WriteAt(rec, 0); err != nil {
 		return err
 	}
-	return h.f.Sync()
+	return fsx.SyncFile(h.f)
 }
 
 func (h *localLedger) Close() {

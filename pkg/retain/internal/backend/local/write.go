@@ -118,6 +118,12 @@ func (lw *localWrite) Commit(c *backend.CommitReq) backend.CommitResult {
 			return undo(err)
 		}
 	}
+	// The content's entry must reach the disk before the descriptor's:
+	// else a power loss may keep a descriptor whose content file is gone
+	// (internal/crash, the weak model).
+	if err := syncDir(lw.dir); err != nil {
+		return undo(err)
+	}
 	if err := WriteFileAtomic(metaPath, body, format.FileMode); err != nil {
 		return undo(err)
 	}
@@ -202,7 +208,7 @@ func (lw *localWrite) writeIndex(c *backend.CommitReq) (*os.File, error) {
 	}
 	_, err = f.Write(c.Index)
 	if err == nil {
-		err = f.Sync()
+		err = fsx.SyncFile(f)
 	}
 	if err != nil {
 		f.Close()
