@@ -86,7 +86,10 @@ func (e *SyntaxError) Error() string {
 
 // Scanner reads a document forward in chunks.
 type Scanner struct {
-	r     io.ReaderAt
+	r io.ReaderAt
+	// mem is the document when it is held in memory (NewBytes): chunks
+	// are slices of it, not copies.
+	mem   []byte
 	size  int64
 	chunk int
 	buf   []byte
@@ -125,10 +128,20 @@ func NewAt(r io.ReaderAt, start, end int64, chunk int) *Scanner {
 	return s
 }
 
+// NewBytes is New for a document held in memory: its chunks are slices
+// of doc, so that a large document is scanned without a copy of any of it.
+func NewBytes(doc []byte, chunk int) *Scanner {
+	s := New(bytes.NewReader(doc), int64(len(doc)), chunk)
+	s.mem = doc
+	return s
+}
+
 // Fork returns a Scanner of the same document from offset at (which the
 // caller knows to be a value's first byte).
 func (s *Scanner) Fork(at int64) *Scanner {
-	return NewAt(s.r, at, s.size, s.chunk)
+	f := NewAt(s.r, at, s.size, s.chunk)
+	f.mem = s.mem
+	return f
 }
 
 // Size is the document's size.
@@ -150,6 +163,10 @@ func (s *Scanner) fill() (bool, error) {
 	if n <= 0 {
 		s.buf = s.buf[:0]
 		return false, nil
+	}
+	if s.mem != nil {
+		s.buf = s.mem[s.base : s.base+n : s.base+n]
+		return true, nil
 	}
 	if s.buf == nil {
 		s.buf = make([]byte, s.chunk)
@@ -508,6 +525,9 @@ func (s *Scanner) skipValue(count bool) (Kind, int64, error) {
 func (s *Scanner) BytesAt(start, end int64) ([]byte, error) {
 	if start >= s.base && end <= s.base+int64(len(s.buf)) {
 		return s.buf[start-s.base : end-s.base], nil
+	}
+	if s.mem != nil {
+		return s.mem[start:end:end], nil
 	}
 	if int64(cap(s.scratch)) < end-start {
 		s.scratch = make([]byte, end-start)

@@ -13,12 +13,19 @@ import (
 // error, count and escape state.
 
 // scanners returns a Scanner of doc from byte at that reads the index,
-// and one that does not.
+// and one that does not. With an odd chunk the one that reads the index
+// reads doc in memory (NewBytes), else through its io.ReaderAt: the two
+// ways of reading must agree too.
 func scanners(t *testing.T, doc []byte, at, chunk int) (indexed, words *Scanner) {
 	if !hasVector {
 		t.Skip("no structural index on this CPU")
 	}
-	indexed = NewAt(bytes.NewReader(doc), int64(at), int64(len(doc)), chunk)
+	if chunk%2 == 1 {
+		indexed = NewBytes(doc, chunk)
+		indexed.base = int64(at)
+	} else {
+		indexed = NewAt(bytes.NewReader(doc), int64(at), int64(len(doc)), chunk)
+	}
 	words = NewAt(bytes.NewReader(doc), int64(at), int64(len(doc)), chunk)
 	words.vec = false
 	return indexed, words

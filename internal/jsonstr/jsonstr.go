@@ -3,6 +3,11 @@
 // control characters and U+2028/U+2029 are escaped. It streams, so a large
 // value can become a JSON string without being held in memory, and it can
 // count the escaped length without producing it.
+//
+// It also holds retval's one decoder of JSON strings (decode.go), which
+// streams too: as encoding/json decodes them (AppendDecoded, and the
+// Unquoter, which reads a literal's text without building it), or
+// strictly, substituting nothing (AppendStrict, Decoder).
 package jsonstr
 
 import (

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -75,7 +76,7 @@ func (x *Expander) ExpandInput(src []byte, o InputOptions) (*Input, error) {
 	for _, n := range t.Nodes {
 		if n.Kind == NodeLiteral && s.isRef(n.Path) {
 			// $expand:{"$literal": "…"}: the text the model wrote.
-			text, _ := appendDecoded(nil, tmpl[n.LitStart+1:n.LitEnd-1])
+			text, _ := jsonstr.AppendDecoded(nil, tmpl[n.LitStart+1:n.LitEnd-1])
 			in.Fields = append(in.Fields, Expansion{Path: n.Path, Bytes: int64(len(text))})
 			in.Expanded += int64(len(text))
 		}
@@ -202,7 +203,7 @@ func (s *inputScan) value(i int, path string) int {
 		if !bytes.HasPrefix(body, []byte(Prefix)) && !bytes.Contains(body, []byte(`\u`)) {
 			return end // the common case, decoded by nobody
 		}
-		text, err := appendDecoded(nil, body)
+		text, err := jsonstr.AppendDecoded(nil, body)
 		if err == nil && bytes.HasPrefix(text, []byte(Prefix)) {
 			s.refs = append(s.refs, inputRef{start: i, end: end, path: path, inner: text[len(Prefix):]})
 		}
@@ -243,7 +244,7 @@ func bareNode(obj []byte, ms []objMember) bool {
 		case keyConcat:
 			return len(ms) == 1
 		case keyRef:
-			id, err := appendDecoded(nil, bytes.TrimSuffix(bytes.TrimPrefix(m.raw, []byte(`"`)), []byte(`"`)))
+			id, err := jsonstr.AppendDecoded(nil, bytes.TrimSuffix(bytes.TrimPrefix(m.raw, []byte(`"`)), []byte(`"`)))
 			return err == nil && len(m.raw) > 1 && m.raw[0] == '"' && retain.IsClean(string(id))
 		}
 	}
@@ -340,7 +341,7 @@ func members(src []byte, i int) []objMember {
 			return out
 		}
 		nameEnd := skip(src, i)
-		name, err := appendDecoded(nil, src[i+1:nameEnd-1])
+		name, err := jsonstr.AppendDecoded(nil, src[i+1:nameEnd-1])
 		if err != nil {
 			name = src[i+1 : nameEnd-1]
 		}

@@ -2,12 +2,14 @@ package expand
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/retval/retval/internal/iox"
+	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/peek"
 	"github.com/retval/retval/pkg/retain"
 )
@@ -131,7 +133,7 @@ func (s *Selection) writeTo(w io.Writer, scan io.Writer) (int64, error) {
 		return io.Copy(w, src)
 	}
 	cw := &iox.CountingWriter{W: w}
-	d := &stringDecoder{w: cw}
+	d := &jsonstr.Decoder{W: cw}
 	src := s.Value.Section(s.Start+1, s.End-1)
 	if scan != nil {
 		src = io.TeeReader(src, scan)
@@ -145,16 +147,16 @@ func (s *Selection) writeTo(w io.Writer, scan io.Writer) (int64, error) {
 	return cw.N, nil
 }
 
-func (s *Selection) decodeErr(d *stringDecoder, err error) error {
-	switch err {
-	case errSurrogate:
-		at := s.Start + 1 + d.errAt
+func (s *Selection) decodeErr(d *jsonstr.Decoder, err error) error {
+	switch {
+	case errors.Is(err, jsonstr.ErrSurrogate):
+		at := s.Start + 1 + d.ErrAt()
 		esc, rerr := s.Value.Bytes(at, at+6)
 		if rerr != nil {
 			return rerr
 		}
 		return notUTF8(&NotUTF8Error{Value: string(s.Value.Desc.ID), Offset: at, Escape: string(esc)})
-	case errControl, errEscape, errQuote, errTruncEsc:
+	case errors.Is(err, jsonstr.ErrControl), errors.Is(err, jsonstr.ErrEscape), errors.Is(err, jsonstr.ErrQuote), errors.Is(err, jsonstr.ErrTruncEsc):
 		return retain.Errorf(retain.CodeNotJSON, "not valid JSON in the string at byte %d: %v; read it as lexeme instead", s.Start, err)
 	}
 	return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/retval/retval/internal/jsonscan"
+	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -228,9 +229,9 @@ func (w *walk) part(path string, start, end int) (Part, error) {
 		// the summary: decoded strictly, and refused unless UTF-8, so that
 		// neither holds a substituted character.
 		body := el[1 : len(el)-1]
-		text, at, err := appendStrict(nil, body)
+		text, at, err := jsonstr.AppendStrict(nil, body)
 		switch {
-		case err == errSurrogate:
+		case errors.Is(err, jsonstr.ErrSurrogate):
 			return Part{}, notUTF8(&NotUTF8Error{Template: true, Offset: int64(start + 1 + at), Escape: string(body[at : at+6])})
 		case err != nil:
 			return Part{}, tmplErr("%v", err)

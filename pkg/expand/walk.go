@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/retval/retval/internal/jsonscan"
+	"github.com/retval/retval/internal/jsonstr"
 	"github.com/retval/retval/pkg/retain"
 )
 
@@ -211,7 +212,7 @@ func (w *walk) str() (escaped bool, err error) {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			w.pos += 2
 		case 'u':
-			if getu4(w.src[w.pos:]) < 0 {
+			if jsonstr.UEscape(w.src[w.pos:]) < 0 {
 				return false, w.syntax("invalid \\u escape")
 			}
 			w.pos += 6
@@ -358,7 +359,7 @@ func (w *walk) keyOf(start, end int, escaped bool) nodeKey {
 	if len(body) > 6*longestKey {
 		return keyNone
 	}
-	name, err := appendDecoded(nil, body)
+	name, err := jsonstr.AppendDecoded(nil, body)
 	if err != nil {
 		return keyNone
 	}
@@ -375,7 +376,7 @@ func (w *walk) pathString(extra ...pathTok) string {
 			b.WriteString(strconv.Itoa(t.index))
 			continue
 		}
-		name, err := appendDecoded(nil, w.src[t.start:t.end])
+		name, err := jsonstr.AppendDecoded(nil, w.src[t.start:t.end])
 		if err != nil {
 			name = w.src[t.start:t.end]
 		}

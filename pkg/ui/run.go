@@ -1,24 +1,12 @@
 package ui
 
 import (
-	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/retval/retval/pkg/retain"
 	"github.com/retval/retval/pkg/stats"
 )
-
-// runID is the run named in the request's path, through the CLI's
-// sanitizer.
-func runID(r *http.Request) (retain.ID, error) {
-	id, err := retain.Sanitize(r.PathValue("run"))
-	if err != nil {
-		return "", retain.Errorf(retain.CodeUsage, "run id: %v", err)
-	}
-	return id, nil
-}
 
 // runSummary is a run as its page heads it.
 type runSummary struct {
@@ -38,36 +26,26 @@ type runSummary struct {
 // apiRun answers GET /api/runs/{run}: the run's figures, its stats (the
 // same as `retval stats --run R --json`) and their course over time, and
 // what gc would do with it (once the store has been scanned).
-func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
-	run, err := runID(r)
-	if err != nil {
-		apiError(w, err)
-		return
-	}
+func (s *Server) apiRun(_ *request, run retain.ID) (any, error) {
 	st := s.o.Store
 	row := s.scanRun(run)
 	if row.Run == "" {
 		if t, ok := st.ReadTombstone(run); ok {
-			apiError(w, retain.Errorf(retain.CodeCollected, "run %q was collected by gc at %s", run, t.Collected.Format(time.RFC3339)))
-			return
+			return nil, retain.Errorf(retain.CodeCollected, "run %q was collected by gc at %s", run, t.Collected.Format(time.RFC3339))
 		}
-		apiError(w, retain.Errorf(retain.CodeUnknownReference, "no run %q in this store", run))
-		return
+		return nil, retain.Errorf(retain.CodeUnknownReference, "no run %q in this store", run)
 	}
 	if row.Refused != "" {
-		apiError(w, retain.Errorf(retain.CodeCorrupt, "%s", row.Refused))
-		return
+		return nil, retain.Errorf(retain.CodeCorrupt, "%s", row.Refused)
 	}
 	o := stats.Options{Store: st, Run: string(run), CallOverhead: s.o.CallOverhead}
 	rep, err := stats.Compute(o)
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	series, err := stats.Series(o, 200)
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	sum := runSummary{Run: run, Values: row.Values, Bytes: row.Bytes, LastActivity: row.LastActivity, Active: row.Active,
 		Stats: rep, Series: series, Now: st.Clock()}
@@ -78,7 +56,7 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 			sum.Status, sum.Why = snap.rows[i].Status, snap.rows[i].Why
 		}
 	}
-	writeJSON(w, sum)
+	return sum, nil
 }
 
 func cmpID(a, b retain.ID) int {
@@ -151,24 +129,12 @@ const (
 // mention after them, oldest first), each with the reads of its value
 // that followed. One pass over the read log; only the page's calls keep
 // their reads, at most readsPerCall each.
-func (s *Server) apiTimeline(w http.ResponseWriter, r *http.Request) {
-	run, err := runID(r)
-	if err != nil {
-		apiError(w, err)
-		return
-	}
-	q := r.URL.Query()
-	offset, _ := strconv.Atoi(q.Get("offset"))
-	limit, _ := strconv.Atoi(q.Get("limit"))
-	if limit <= 0 || limit > maxTimelinePage {
-		limit = 50
-	}
-	offset = max(offset, 0)
+func (s *Server) apiTimeline(r *request, run retain.ID) (any, error) {
+	offset, limit := r.page(maxTimelinePage)
 	st := s.o.Store
 	descs, err := st.Values(string(run))
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	byID := make(map[retain.ID]*retain.Descriptor, len(descs))
 	for i := range descs {
@@ -219,8 +185,7 @@ func (s *Server) apiTimeline(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	// Values the log does not mention, oldest first.
 	for i := range descs {
@@ -245,5 +210,5 @@ func (s *Server) apiTimeline(w http.ResponseWriter, r *http.Request) {
 			c.Reads = []read{}
 		}
 	}
-	writeJSON(w, tl)
+	return tl, nil
 }

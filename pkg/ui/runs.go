@@ -3,7 +3,6 @@ package ui
 import (
 	"cmp"
 	"errors"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -280,27 +279,22 @@ const maxRunsPage = 200
 // [&refresh=1][&wait=1]: a page of runs, sorted by run, activity, values,
 // bytes, retained, shown, lookups, kept or status, filtered by a text
 // its run id or status contains. wait=1 waits for the scan under way.
-func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	offset, _ := strconv.Atoi(q.Get("offset"))
-	limit, _ := strconv.Atoi(q.Get("limit"))
-	if limit <= 0 || limit > maxRunsPage {
-		limit = 50
-	}
-	offset = max(offset, 0)
+func (s *Server) apiRuns(r *request) (any, error) {
+	q := r.query
+	offset, limit := r.page(maxRunsPage)
 	key := q.Get("sort")
 	if !slices.Contains([]string{"run", "activity", "values", "bytes", "retained", "shown", "lookups", "kept", "status"}, key) {
 		key = "activity"
 	}
-	desc := q.Get("desc") == "1"
+	desc := r.flag("desc")
 	filter := strings.ToLower(q.Get("q"))
-	wait := q.Get("wait") == "1"
-	snap, running := s.runs.current(wait, q.Get("refresh") == "1")
-	if running != nil && (wait || q.Get("refresh") == "1" && snap == nil) {
+	wait := r.flag("wait")
+	snap, running := s.runs.current(wait, r.flag("refresh"))
+	if running != nil && (wait || r.flag("refresh") && snap == nil) {
 		select {
 		case <-running:
 		case <-r.Context().Done():
-			return
+			return nil, nil
 		}
 		snap, running = s.runs.current(false, false)
 	}
@@ -316,9 +310,10 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		// The first page is served before the scan starts, so that the
 		// two do not share the machine.
-		s.firstPage(w, r, &page, filter, limit)
+		first, err := s.firstPage(&page, filter, limit)
+		answer(r.w, first, err)
 		s.runs.current(true, false)
-		return
+		return nil, nil
 	}
 	page.Scanning = running != nil
 	page.Scanned, page.Of = s.runs.done.Load(), s.runs.total.Load()
@@ -348,7 +343,7 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	if offset < len(rows) {
 		page.Rows = rows[offset:min(offset+limit, len(rows))]
 	}
-	writeJSON(w, page)
+	return page, nil
 }
 
 func compareRuns(key string, a, b *runRow) int {
@@ -376,13 +371,12 @@ func compareRuns(key string, a, b *runRow) int {
 // firstPage serves a page before the first scan has ended: runs in id
 // order from the store's list, each run of the page scanned and its read
 // log summed on its own.
-func (s *Server) firstPage(w http.ResponseWriter, r *http.Request, page *runsPage, filter string, limit int) {
+func (s *Server) firstPage(page *runsPage, filter string, limit int) (*runsPage, error) {
 	page.Scanning, page.Sort, page.Desc = true, "run", false
 	page.Scanned, page.Of = s.runs.done.Load(), s.runs.total.Load()
 	ids, err := s.o.Store.RunIDs()
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	if filter != "" {
 		ids = slices.DeleteFunc(ids, func(id retain.ID) bool { return !strings.Contains(strings.ToLower(string(id)), filter) })
@@ -400,7 +394,7 @@ func (s *Server) firstPage(w http.ResponseWriter, r *http.Request, page *runsPag
 			page.Rows = append(page.Rows, row)
 		}
 	}
-	writeJSON(w, page)
+	return page, nil
 }
 
 func ageOrOff(d time.Duration) string {

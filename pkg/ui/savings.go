@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/retval/retval/pkg/config"
@@ -26,13 +25,12 @@ const maxSavingsRows = 100
 // apiStats answers GET /api/stats[?since=DUR]: what `retval stats --all
 // --json` says, grouped by tool and by run (most kept out first), and
 // over time.
-func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiStats(r *request) (any, error) {
 	var since time.Duration
-	if v := r.URL.Query().Get("since"); v != "" {
+	if v := r.query.Get("since"); v != "" {
 		d, err := config.ParseDuration(v)
 		if err != nil {
-			apiError(w, retain.Errorf(retain.CodeUsage, "since: %v", err))
-			return
+			return nil, retain.Errorf(retain.CodeUsage, "since: %v", err)
 		}
 		since = d
 	}
@@ -40,26 +38,22 @@ func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
 	var out savings
 	var err error
 	if out.Total, err = stats.Compute(o); err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	o.By = stats.ByTool
 	if out.ByTool, err = stats.Compute(o); err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	o.By = stats.ByRun
 	if out.ByRun, err = stats.Compute(o); err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	out.RunRows = len(out.ByRun.Rows)
 	if len(out.ByRun.Rows) > maxSavingsRows {
 		out.ByRun.Rows = out.ByRun.Rows[:maxSavingsRows]
 	}
 	if out.Series, err = stats.Series(o, 200); err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, out)
+	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -193,15 +192,15 @@ func (s *Server) routes() *http.ServeMux {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", serveIndex)
 	m.HandleFunc("GET /assets/{path...}", serveAsset)
-	m.HandleFunc("GET /api/runs", s.apiRuns)
-	m.HandleFunc("GET /api/runs/{run}", s.apiRun)
-	m.HandleFunc("GET /api/runs/{run}/timeline", s.apiTimeline)
-	m.HandleFunc("GET /api/runs/{run}/values/{id}", s.apiValue)
-	m.HandleFunc("GET /api/runs/{run}/values/{id}/lines", s.heavyOnly(s.apiLines))
-	m.HandleFunc("GET /api/runs/{run}/values/{id}/query", s.heavyOnly(s.apiQuery))
-	m.HandleFunc("GET /api/runs/{run}/values/{id}/outline", s.heavyOnly(s.apiOutline))
-	m.HandleFunc("GET /api/runs/{run}/values/{id}/raw", s.heavyOnly(s.apiRaw))
-	m.HandleFunc("GET /api/stats", s.apiStats)
+	m.HandleFunc("GET /api/runs", api(s.apiRuns))
+	m.HandleFunc("GET /api/runs/{run}", runAPI(s.apiRun))
+	m.HandleFunc("GET /api/runs/{run}/timeline", runAPI(s.apiTimeline))
+	m.HandleFunc("GET /api/runs/{run}/values/{id}", s.valueAPI(s.apiValue))
+	m.HandleFunc("GET /api/runs/{run}/values/{id}/lines", s.heavyOnly(s.valueAPI(s.apiLines)))
+	m.HandleFunc("GET /api/runs/{run}/values/{id}/query", s.heavyOnly(s.valueAPI(s.apiQuery)))
+	m.HandleFunc("GET /api/runs/{run}/values/{id}/outline", s.heavyOnly(s.valueAPI(s.apiOutline)))
+	m.HandleFunc("GET /api/runs/{run}/values/{id}/raw", s.heavyOnly(s.valueAPI(s.apiRaw)))
+	m.HandleFunc("GET /api/stats", api(s.apiStats))
 	m.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, retain.Errorf(retain.CodeUsage, "no such API: %s", r.URL.Path))
 	})
@@ -220,34 +219,4 @@ func (s *Server) heavyOnly(f http.HandlerFunc) http.HandlerFunc {
 		defer func() { <-s.heavy }()
 		f(w, r)
 	}
-}
-
-// writeJSON answers v as JSON.
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(true) // harmless in JSON, and one more wall around value bytes
-	if err := enc.Encode(v); err != nil {
-		// The status is sent; the page sees a truncated answer.
-		return
-	}
-}
-
-// apiError answers err as {"error": {"code", "message"}}, with the HTTP
-// status of its code.
-func apiError(w http.ResponseWriter, err error) {
-	code := retain.CodeOf(err)
-	status := http.StatusInternalServerError
-	switch code {
-	case retain.CodeUsage, retain.CodeBadReference, retain.CodeBadPointer, retain.CodeInvalidRange,
-		retain.CodeNotJSON, retain.CodeAmbiguousJSON, retain.CodeNotUTF8, retain.CodeTooLarge:
-		status = http.StatusBadRequest
-	case retain.CodeUnknownReference:
-		status = http.StatusNotFound
-	case retain.CodeCollected:
-		status = http.StatusGone
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": string(code), "message": err.Error()}})
 }

@@ -14,20 +14,6 @@ import (
 	"github.com/retval/retval/pkg/retain"
 )
 
-// openValue opens the value the request's path names (run and id through
-// the CLI's sanitizer), without stamping the run's activity.
-func (s *Server) openValue(r *http.Request) (*retain.Value, error) {
-	run, err := runID(r)
-	if err != nil {
-		return nil, err
-	}
-	id := r.PathValue("id")
-	if _, err := retain.Sanitize(id); err != nil {
-		return nil, retain.Errorf(retain.CodeUsage, "value id: %v", err)
-	}
-	return s.o.Store.OpenValueReadOnly(string(run), id)
-}
-
 // command is a retval command line naming the store, quoted for a shell.
 func (s *Server) command(sub string, args ...string) string {
 	var b strings.Builder
@@ -85,21 +71,14 @@ const (
 // apiValue answers GET /api/runs/{run}/values/{id}: the descriptor, the
 // stub, the reads of the value from the read log with the lines each
 // covered.
-func (s *Server) apiValue(w http.ResponseWriter, r *http.Request) {
-	v, err := s.openValue(r)
-	if err != nil {
-		apiError(w, err)
-		return
-	}
-	defer v.Close()
+func (s *Server) apiValue(_ *request, v *retain.Value) (any, error) {
 	st := s.o.Stub
 	if st.RunsDir == "" {
 		st.RunsDir = s.o.Store.Dir
 	}
 	stub, err := v.Stub(st)
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	info := valueInfo{Desc: v.Desc, Stub: stub, Reads: []valueRead{}, Ranges: [][2]int64{},
 		Peek:    s.command("peek", "--run", string(v.Run)),
@@ -120,12 +99,10 @@ func (s *Server) apiValue(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	if err := linesRead(v, info.Reads); err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	var ranges [][2]int64
 	for _, rd := range info.Reads {
@@ -134,7 +111,7 @@ func (s *Server) apiValue(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	info.Ranges = mergeRanges(ranges)
-	writeJSON(w, info)
+	return info, nil
 }
 
 // linesRead sets the lines each successful lookup of v covered, from its
@@ -269,23 +246,13 @@ const (
 // apiLines answers GET …/lines?first=N&count=K: lines N to N+K-1 (at most
 // 1000), each cut at 4 KiB. It finds them through the value's line index
 // and reads only them, whatever the value's size.
-func (s *Server) apiLines(w http.ResponseWriter, r *http.Request) {
-	v, err := s.openValue(r)
-	if err != nil {
-		apiError(w, err)
-		return
-	}
-	defer v.Close()
-	q := r.URL.Query()
-	first, _ := strconv.ParseInt(q.Get("first"), 10, 64)
-	count, _ := strconv.ParseInt(q.Get("count"), 10, 64)
+func (s *Server) apiLines(r *request, v *retain.Value) (any, error) {
 	total := v.Desc.Lines
-	first = max(first, 1)
-	count = min(max(count, 1), maxLinesPage)
+	first := max(r.number("first"), 1)
+	count := min(max(r.number("count"), 1), maxLinesPage)
 	page := linesPage{First: first, Total: total, Lines: []shownLine{}}
 	if total == 0 || first > total {
-		writeJSON(w, page)
-		return
+		return page, nil
 	}
 	last := min(first+count-1, total)
 	want := make([]int64, 0, last-first+2)
@@ -294,14 +261,12 @@ func (s *Server) apiLines(w http.ResponseWriter, r *http.Request) {
 	}
 	offs, err := peek.LineOffsets(v, want)
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	var whole []byte // the window, when small enough to read at once
 	if offs[len(offs)-1]-offs[0] <= maxSpanLoaded {
 		if whole, err = v.Bytes(offs[0], offs[len(offs)-1]); err != nil {
-			apiError(w, err)
-			return
+			return nil, err
 		}
 	}
 	for i := range len(want) - 1 {
@@ -311,8 +276,7 @@ func (s *Server) apiLines(w http.ResponseWriter, r *http.Request) {
 		if whole != nil {
 			b = whole[start-offs[0] : start-offs[0]+show]
 		} else if b, err = v.Bytes(start, start+show); err != nil {
-			apiError(w, err)
-			return
+			return nil, err
 		}
 		cut := end - start - show
 		if cut > 0 {
@@ -334,7 +298,7 @@ func (s *Server) apiLines(w http.ResponseWriter, r *http.Request) {
 		}
 		page.Lines = append(page.Lines, shownLine{N: want[i], Text: string(safetext.Append(nil, b)), Cut: cut})
 	}
-	writeJSON(w, page)
+	return page, nil
 }
 
 // trimEOL drops a line's newline (and the carriage return before it).
@@ -360,24 +324,14 @@ type queryPage struct {
 // apiQuery answers GET …/query?q=TEXT[&regex=1][&icase=1][&after=L]: the
 // lines matching, as `retval peek --query` finds them (the same engine),
 // 200 at a time from after line L.
-func (s *Server) apiQuery(w http.ResponseWriter, r *http.Request) {
-	v, err := s.openValue(r)
-	if err != nil {
-		apiError(w, err)
-		return
-	}
-	defer v.Close()
-	q := r.URL.Query()
-	after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
-	o := peek.QueryOptions{Query: q.Get("q"), Regex: q.Get("regex") == "1", IgnoreCase: q.Get("icase") == "1", AfterLine: max(after, 0)}
+func (s *Server) apiQuery(r *request, v *retain.Value) (any, error) {
+	o := peek.QueryOptions{Query: r.query.Get("q"), Regex: r.flag("regex"), IgnoreCase: r.flag("icase"), AfterLine: max(r.number("after"), 0)}
 	if o.Query == "" {
-		apiError(w, retain.Errorf(retain.CodeUsage, "empty search"))
-		return
+		return nil, retain.Errorf(retain.CodeUsage, "empty search")
 	}
 	qp, err := peek.Query(v, o, peek.Caps{Lines: 200, Bytes: 256 << 10})
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	page := queryPage{Total: qp.Total, Before: qp.Before, Shown: qp.Shown, Next: qp.Next, Matches: []shownLine{}}
 	for _, l := range qp.Lines {
@@ -395,7 +349,7 @@ func (s *Server) apiQuery(w http.ResponseWriter, r *http.Request) {
 		}
 		page.Matches = append(page.Matches, shownLine{N: l.N, Text: string(safetext.Append(nil, text)), Cut: cut})
 	}
-	writeJSON(w, page)
+	return page, nil
 }
 
 // outlineNode is a node of the JSON tree with the command that reads it.
@@ -415,48 +369,32 @@ type outlinePage struct {
 // members or elements of the JSON value at P (of line N's document in an
 // NDJSON value), 200 at a time after position K, each with its pointer
 // and the `retval resolve` command that prints it.
-func (s *Server) apiOutline(w http.ResponseWriter, r *http.Request) {
-	v, err := s.openValue(r)
+func (s *Server) apiOutline(r *request, v *retain.Value) (any, error) {
+	ptr := r.query.Get("pointer")
+	after, err := r.from("after", 0, "a position")
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
-	defer v.Close()
-	q := r.URL.Query()
-	ptr := q.Get("pointer")
-	f := expand.RefFields{ID: (*string)(&v.Desc.ID), Outline: &ptr}
-	if a := q.Get("after"); a != "" {
-		n, err := strconv.ParseInt(a, 10, 64)
-		if err != nil || n < 0 {
-			apiError(w, retain.Errorf(retain.CodeUsage, "after %q: want a position from 0", a))
-			return
-		}
-		f.After = &n
+	line, err := r.from("line", 1, "a line number")
+	if err != nil {
+		return nil, err
 	}
-	var line int64
-	if l := q.Get("line"); l != "" {
-		n, err := strconv.ParseInt(l, 10, 64)
-		if err != nil || n < 1 {
-			apiError(w, retain.Errorf(retain.CodeUsage, "line %q: want a line number from 1", l))
-			return
-		}
-		line = n
-		f.Lines = &peek.RangeArg{First: n, Last: n}
+	f := expand.RefFields{ID: (*string)(&v.Desc.ID), Outline: &ptr, After: after}
+	if line != nil {
+		f.Lines = &peek.RangeArg{First: *line, Last: *line}
 	}
 	ref, err := f.Ref()
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	ol, err := expand.OutlineChildren(v, ref, 200)
 	if err != nil {
-		apiError(w, err)
-		return
+		return nil, err
 	}
 	resolve := func(p string) string {
 		args := []string{"--run", string(v.Run)}
-		if line > 0 {
-			args = append(args, "--lines", strconv.FormatInt(line, 10))
+		if line != nil {
+			args = append(args, "--lines", strconv.FormatInt(*line, 10))
 		}
 		args = append(append(args, "--pointer", p), idArgs(v.Desc.ID)...)
 		return s.command("resolve", args...)
@@ -468,7 +406,7 @@ func (s *Server) apiOutline(w http.ResponseWriter, r *http.Request) {
 	for _, n := range ol.Tail {
 		page.Tail = append(page.Tail, outlineNode{OutlineNode: n, Command: resolveIf(n, resolve)})
 	}
-	writeJSON(w, page)
+	return page, nil
 }
 
 func resolveIf(n expand.OutlineNode, resolve func(string) string) string {
@@ -480,20 +418,14 @@ func resolveIf(n expand.OutlineNode, resolve func(string) string) string {
 
 // apiRaw answers GET …/raw: the value's bytes, verified as they are read,
 // as a download (never shown by the browser as a page).
-func (s *Server) apiRaw(w http.ResponseWriter, r *http.Request) {
-	v, err := s.openValue(r)
-	if err != nil {
-		apiError(w, err)
-		return
-	}
-	defer v.Close()
-	h := w.Header()
+func (s *Server) apiRaw(r *request, v *retain.Value) (any, error) {
+	h := r.w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", `attachment; filename="`+string(v.Desc.ID)+`.txt"`)
 	h.Set("Content-Length", strconv.FormatInt(v.Size(), 10))
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
-	if r.Method == http.MethodHead {
-		return
+	if r.Method != http.MethodHead {
+		io.Copy(r.w, v.Section(0, v.Size()))
 	}
-	io.Copy(w, v.Section(0, v.Size()))
+	return nil, nil
 }

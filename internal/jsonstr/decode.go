@@ -1,4 +1,4 @@
-package expand
+package jsonstr
 
 import (
 	"errors"
@@ -8,28 +8,30 @@ import (
 	"unicode/utf8"
 )
 
-// The text of a JSON string. Decoded as encoding/json decodes it (for
-// member names, which are only compared): escapes are resolved, a valid
-// surrogate pair becomes one rune, a lone surrogate becomes U+FFFD, and
-// bytes that are not UTF-8 become U+FFFD one by one. Decoded strictly (for
-// text that is returned: an "as": "string" selection, a $concat part),
-// nothing is substituted: bytes that are not UTF-8 are kept as they are,
-// for the caller to refuse or return raw, and a lone surrogate is
-// errSurrogate, since no bytes stand for it. Control characters, bad
-// escapes and unescaped quotes are errors either way.
+// The text of a JSON string, from its body (the bytes between its
+// quotes). Decoded as encoding/json decodes it (AppendDecoded, the
+// Unquoter): escapes are resolved, a valid surrogate pair becomes one
+// rune, a lone surrogate becomes U+FFFD, and bytes that are not UTF-8
+// become U+FFFD one by one. Decoded strictly (AppendStrict, Decoder: for
+// text that is returned as it is), nothing is substituted: bytes that are
+// not UTF-8 are kept as they are, for the caller to refuse or return raw,
+// and a lone surrogate is ErrSurrogate, since no bytes stand for it.
+// Control characters, bad escapes and unescaped quotes are errors either
+// way.
 
 var (
-	errControl  = errors.New("control character in a string")
-	errEscape   = errors.New("invalid escape in a string")
-	errQuote    = errors.New("unescaped quote in a string")
-	errTruncEsc = errors.New("string ends inside an escape")
-	// errSurrogate is a \u escape of a lone UTF-16 surrogate, in strict
+	ErrControl  = errors.New("control character in a string")
+	ErrEscape   = errors.New("invalid escape in a string")
+	ErrQuote    = errors.New("unescaped quote in a string")
+	ErrTruncEsc = errors.New("string ends inside an escape")
+	// ErrSurrogate is a \u escape of a lone UTF-16 surrogate, in strict
 	// decoding.
-	errSurrogate = errors.New("lone surrogate escape in a string")
+	ErrSurrogate = errors.New("lone surrogate escape in a string")
 )
 
-// getu4 decodes \uXXXX at the start of s, or returns -1.
-func getu4(s []byte) rune {
+// UEscape returns the rune of the escape \uXXXX at the start of s, or -1
+// when s does not start with one.
+func UEscape(s []byte) rune {
 	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
 		return -1
 	}
@@ -50,11 +52,20 @@ func getu4(s []byte) rune {
 	return r
 }
 
+// maxGrowth bounds what decodeSome appends per byte of data: an invalid
+// byte, decoded as encoding/json does, becomes the three bytes of U+FFFD.
+const maxGrowth = 3
+
+// maxHeld is the most decodeSome leaves undecoded at the end of data when
+// not final: an escape or UTF-8 sequence that may continue past it (a
+// surrogate pair's first escape and 5 bytes of its second).
+const maxHeld = 11
+
 // decodeSome decodes what it can of a string body, appending to dst, and
 // reports how much of data it used; on an error, that is where the failing
 // escape or byte starts. Unless final, it stops before an escape or UTF-8
-// sequence that may continue past the end of data (at most 11 bytes).
-// With strict, see above.
+// sequence that may continue past the end of data (at most maxHeld
+// bytes). With strict, see above.
 func decodeSome(dst, data []byte, final, strict bool) ([]byte, int, error) {
 	i := 0
 	for i < len(data) {
@@ -72,7 +83,7 @@ func decodeSome(dst, data []byte, final, strict bool) ([]byte, int, error) {
 				if !final {
 					return dst, i, nil
 				}
-				return dst, i, errTruncEsc
+				return dst, i, ErrTruncEsc
 			}
 			switch e := data[i+1]; e {
 			case '"', '\\', '/':
@@ -97,33 +108,33 @@ func decodeSome(dst, data []byte, final, strict bool) ([]byte, int, error) {
 				if i+6 > len(data) && !final {
 					return dst, i, nil
 				}
-				rr := getu4(data[i:])
+				rr := UEscape(data[i:])
 				if rr < 0 {
-					return dst, i, errEscape
+					return dst, i, ErrEscape
 				}
 				if utf16.IsSurrogate(rr) {
 					if i+12 > len(data) && !final {
 						return dst, i, nil
 					}
-					if dec := utf16.DecodeRune(rr, getu4(data[i+6:])); dec != unicode.ReplacementChar {
+					if dec := utf16.DecodeRune(rr, UEscape(data[i+6:])); dec != unicode.ReplacementChar {
 						dst = utf8.AppendRune(dst, dec)
 						i += 12
 						continue
 					}
 					if strict {
-						return dst, i, errSurrogate
+						return dst, i, ErrSurrogate
 					}
 					rr = unicode.ReplacementChar
 				}
 				dst = utf8.AppendRune(dst, rr)
 				i += 6
 			default:
-				return dst, i, errEscape
+				return dst, i, ErrEscape
 			}
 		case c == '"':
-			return dst, i, errQuote
+			return dst, i, ErrQuote
 		case c < 0x20:
-			return dst, i, errControl
+			return dst, i, ErrControl
 		case strict:
 			// Kept as they are, valid or not.
 			j := i + 1
@@ -144,25 +155,23 @@ func decodeSome(dst, data []byte, final, strict bool) ([]byte, int, error) {
 	return dst, i, nil
 }
 
-// appendDecoded appends the text of the whole string body raw to dst, as
+// AppendDecoded appends the text of the whole string body to dst, as
 // encoding/json decodes it.
-func appendDecoded(dst, raw []byte) ([]byte, error) {
-	dst, _, err := decodeSome(dst, raw, true, false)
+func AppendDecoded(dst, body []byte) ([]byte, error) {
+	dst, _, err := decodeSome(dst, body, true, false)
 	return dst, err
 }
 
-// appendStrict appends the text of the whole string body raw to dst,
-// strictly; on an error, at is the offset in raw where it lies.
-func appendStrict(dst, raw []byte) (out []byte, at int, err error) {
-	out, at, err = decodeSome(dst, raw, true, true)
-	return out, at, err
+// AppendStrict appends the text of the whole string body to dst,
+// strictly; on an error, at is the offset in body where it lies.
+func AppendStrict(dst, body []byte) (out []byte, at int, err error) {
+	return decodeSome(dst, body, true, true)
 }
 
-// stringDecoder decodes a string body written to it in pieces onto w,
-// strictly. After an error, errAt is the offset in the body where the
-// failing escape or byte starts.
-type stringDecoder struct {
-	w     io.Writer
+// Decoder decodes a string body written to it in pieces onto W, strictly.
+// Close ends the body.
+type Decoder struct {
+	W     io.Writer
 	pend  []byte // an escape cut by the end of a piece
 	in    []byte
 	out   []byte
@@ -170,7 +179,11 @@ type stringDecoder struct {
 	errAt int64
 }
 
-func (d *stringDecoder) Write(p []byte) (int, error) {
+// ErrAt is, after a decoding error, the offset in the body where the
+// failing escape or byte starts.
+func (d *Decoder) ErrAt() int64 { return d.errAt }
+
+func (d *Decoder) Write(p []byte) (int, error) {
 	err := d.feed(p, false)
 	d.off += int64(len(p))
 	if err != nil {
@@ -180,14 +193,14 @@ func (d *stringDecoder) Write(p []byte) (int, error) {
 }
 
 // Close decodes what is left; the string body ends here.
-func (d *stringDecoder) Close() error { return d.feed(nil, true) }
+func (d *Decoder) Close() error { return d.feed(nil, true) }
 
-func (d *stringDecoder) feed(p []byte, final bool) error {
+func (d *Decoder) feed(p []byte, final bool) error {
 	data := p
 	if len(d.pend) > 0 {
-		// Complete the held-back sequence with the head of p (11 bytes
-		// suffice), decode that, then go on in p itself.
-		n := min(len(p), 12)
+		// Complete the held-back sequence with the head of p (maxHeld
+		// bytes suffice), decode that, then go on in p itself.
+		n := min(len(p), maxHeld+1)
 		d.in = append(append(d.in[:0], d.pend...), p[:n]...)
 		out, used, err := decodeSome(d.out[:0], d.in, final && n == len(p), true)
 		d.out = out
@@ -201,7 +214,7 @@ func (d *stringDecoder) feed(p []byte, final bool) error {
 				return d.flush()
 			}
 			// Cannot happen: 12 more bytes always complete a sequence.
-			return errTruncEsc
+			return ErrTruncEsc
 		}
 		data = p[used-len(d.pend):]
 		d.pend = d.pend[:0]
@@ -220,11 +233,11 @@ func (d *stringDecoder) feed(p []byte, final bool) error {
 	return d.flush()
 }
 
-func (d *stringDecoder) flush() error {
+func (d *Decoder) flush() error {
 	if len(d.out) == 0 {
 		return nil
 	}
-	_, err := d.w.Write(d.out)
+	_, err := d.W.Write(d.out)
 	d.out = d.out[:0]
 	return err
 }
