@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // envChild is set in the test process re-executed inside the namespace.
@@ -35,8 +36,14 @@ func Isolate(t *testing.T, env ...string) {
 	if out, err := exec.Command(unshare[0], append(unshare[1:], "true")...).CombinedOutput(); err != nil {
 		t.Fatalf("%s true: %v: %s (the test needs a network namespace: run as root or allow user namespaces)", strings.Join(unshare, " "), err, out)
 	}
+	// The run inside has what is left of this one's deadline (go test's
+	// -timeout), not a fixed one: a loaded machine makes each client slower.
+	timeout := "0"
+	if d, ok := t.Deadline(); ok {
+		timeout = time.Until(d).Round(time.Second).String()
+	}
 	args := append(unshare[1:], "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
-		os.Args[0], "-test.run=^"+name+"$", "-test.v", "-test.count=1", "-test.timeout=10m")
+		os.Args[0], "-test.run=^"+name+"$", "-test.v", "-test.count=1", "-test.timeout="+timeout)
 	cmd := exec.Command(unshare[0], args...)
 	cmd.Env = append(append(os.Environ(), envChild+"=1"), env...)
 	out, err := cmd.CombinedOutput()
