@@ -101,13 +101,13 @@ func (s *session) policy(prefixes []string, tools ...string) {
 }
 
 // run runs gemini -p PROMPT against the mock and returns what it printed.
-func (s *session) run(m *mockAPI, prompt string) string {
+func (s *session) run(m *e2etest.Mock, prompt string) string {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.gemini, "-p", prompt, "-m", model)
 	cmd.Dir = s.Proj
-	cmd.Env = s.Env("GOOGLE_GEMINI_BASE_URL=" + m.url)
+	cmd.Env = s.Env("GOOGLE_GEMINI_BASE_URL=" + m.URL)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -123,7 +123,7 @@ func (s *session) run(m *mockAPI, prompt string) string {
 }
 
 // result is the tool result the model received for call id: a success.
-func result(t *testing.T, m *mockAPI, id string) string {
+func result(t *testing.T, m *e2etest.Mock, id string) string {
 	t.Helper()
 	for _, c := range m.Requests() {
 		for _, r := range c.Results {
@@ -141,40 +141,26 @@ func result(t *testing.T, m *mockAPI, id string) string {
 
 // shellScript: run COMMAND ("shell scenario: COMMAND"); then the stub's
 // own read-more command, copied from what the model received; then stop.
-func shellScript(c conversation) reply {
-	_, command, ok := strings.Cut(c.Prompt, "shell scenario: ")
-	if !ok {
-		return reply{Text: "done"}
-	}
-	last := c.Last()
-	switch {
-	case last == nil:
-		return reply{CallID: "call_seq", Name: "run_shell_command", Args: map[string]any{"command": command, "description": "Print numbers"}}
-	case last.ID == "call_seq" && !last.IsError:
-		if cmd := e2etest.ReadMore(last.Text); cmd != "" {
-			return reply{CallID: "call_peek", Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "Read more"}}
-		}
-	}
-	return reply{Text: "done"}
+var shellScript = e2etest.Script{
+	Prompt: e2etest.PromptContains("shell scenario: "),
+	Turns: []e2etest.Turn{
+		{Then: func(c conversation) (reply, bool) {
+			_, command, _ := strings.Cut(c.Prompt, "shell scenario: ")
+			return reply{ID: "call_seq", Name: "run_shell_command", Args: map[string]any{"command": command, "description": "Print numbers"}}, true
+		}},
+		readMore("call_seq", "call_peek", true),
+	},
 }
 
 // mcpScript: read file with the filesystem server's read_text_file, run
 // the stub's read-more command, stop.
-func mcpScript(file string) func(conversation) reply {
-	return func(c conversation) reply {
-		if !strings.Contains(c.Prompt, "mcp scenario") {
-			return reply{Text: "done"}
-		}
-		last := c.Last()
-		switch {
-		case last == nil:
-			return reply{CallID: "call_mcp", Name: "mcp_fs_read_text_file", Args: map[string]any{"path": file}}
-		case last.ID == "call_mcp":
-			if cmd := e2etest.ReadMore(last.Text); cmd != "" {
-				return reply{CallID: "call_mpeek", Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "Read more"}}
-			}
-		}
-		return reply{Text: "done"}
+func mcpScript(file string) e2etest.Script {
+	return e2etest.Script{
+		Prompt: e2etest.PromptContains("mcp scenario"),
+		Turns: []e2etest.Turn{
+			{Reply: reply{ID: "call_mcp", Name: "mcp_fs_read_text_file", Args: map[string]any{"path": file}}},
+			readMore("call_mcp", "call_mpeek", false),
+		},
 	}
 }
 
