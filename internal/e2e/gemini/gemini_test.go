@@ -82,7 +82,6 @@ func (s *session) mcpServer() string {
 // of prefixes, and the tools named, run without asking (a headless Gemini
 // offers no other tool that would need an approval).
 func (s *session) policy(prefixes []string, tools ...string) {
-	s.t.Helper()
 	q := func(list []string) string {
 		b, _ := json.Marshal(list)
 		return string(b)
@@ -91,6 +90,12 @@ func (s *session) policy(prefixes []string, tools ...string) {
 	if len(tools) > 0 {
 		text += fmt.Sprintf("\n[[rule]]\ntoolName = %s\ndecision = \"allow\"\npriority = 100\n", q(tools))
 	}
+	s.writePolicy(text)
+}
+
+// writePolicy writes text as the user's policy file.
+func (s *session) writePolicy(text string) {
+	s.t.Helper()
 	dir := filepath.Join(s.Home, ".gemini", "policies")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		s.t.Fatal(err)
