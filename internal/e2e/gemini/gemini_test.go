@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +170,9 @@ func mcpScript(file string) e2etest.Script {
 	}
 }
 
+// capturedNote is the line after a shell output's stub.
+const capturedNote = "[the value is the output as Gemini CLI captured it (stdout and stderr together, escapes removed, white space trimmed), not the command's exact bytes]"
+
 // shellEnvelope is what Gemini's shell tool puts around a command's
 // output for the model.
 var shellEnvelope = regexp.MustCompile(`(?s)\A<untrusted_context>\nOutput: (.*?)(\nExit Code: -?\d+)?(\nProcess Group PGID: \d+)?\n</untrusted_context>(\n\n\[System\] [^\n]*)?\z`)
@@ -260,6 +264,11 @@ func scenarios(t *testing.T) {
 		if len(stub) > 2000 {
 			t.Errorf("the stub is %d bytes", len(stub))
 		}
+		// Its size and SHA-256 are not seq's (what AfterTool receives
+		// says why), and the stub says so.
+		if !strings.Contains(stub, "\n"+capturedNote+"\nProcess Group PGID: ") {
+			t.Errorf("the stub does not say the value is the output as Gemini captured it: %q", stub[max(0, len(stub)-400):])
+		}
 		if v := s.valueOf(stub); !bytes.Equal(v, captured) {
 			t.Errorf("the stored value is %d bytes, sha256 %s: not the output as Gemini captured it", len(v), e2etest.SHA(v))
 		}
@@ -289,6 +298,8 @@ func scenarios(t *testing.T) {
 			t.Errorf("without the hook the model should see Gemini's own cut: %.300q", got)
 		}
 	})
+
+	t.Run("what AfterTool receives", func(t *testing.T) { afterToolInput(t, captured) })
 
 	t.Run("shell wrapped", func(t *testing.T) {
 		s := newSession(t)
@@ -427,4 +438,93 @@ func scenarios(t *testing.T) {
 		e2etest.WriteMeasure(t, m)
 	}
 	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))
+}
+
+// afterToolInput pins why the value is not the command's exact bytes:
+// Gemini hands AfterTool nothing else. A command that prints white space
+// around seq 1 100000 runs with an AfterTool hook that only keeps its
+// input. The input carries the output twice, llmContent and
+// returnDisplay, both exactly as Gemini captured seq 1 100000 alone
+// (trimmed: captured), and nothing else of it; the file Gemini saves the
+// whole output in holds llmContent. So the white space the command wrote
+// is nowhere to be recovered, and two commands that differ by it give a
+// hook the same input.
+func afterToolInput(t *testing.T, captured []byte) {
+	s := newSession(t)
+	dir := filepath.Join(s.Tmp, "after")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep, _ := json.Marshal(`cat > "$(mktemp -p ` + dir + ` after.XXXXXX)"; echo '{}'`)
+	s.writeSettings(`,
+  "hooks": {
+    "AfterTool": [{"matcher": "^run_shell_command$", "hooks": [{"type": "command", "command": ` + string(keep) + `}]}]
+  }`)
+	s.policy([]string{"printf", "seq"})
+	m := startMock(t, shellScript)
+	s.run(m, `shell scenario: printf '\n  '; seq 1 100000; printf '\n\n'`)
+	inputs, _ := filepath.Glob(filepath.Join(dir, "after.*"))
+	if len(inputs) != 1 {
+		t.Fatalf("the hook was run %d times, want once", len(inputs))
+	}
+	raw := read(t, inputs[0])
+	var in struct {
+		ToolResponse map[string]json.RawMessage `json:"tool_response"`
+	}
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		t.Fatalf("the hook input: %v", err)
+	}
+	var members []string
+	for k := range in.ToolResponse {
+		members = append(members, k)
+	}
+	slices.Sort(members)
+	if !slices.Equal(members, []string{"llmContent", "returnDisplay"}) {
+		t.Errorf("tool_response has %v, want llmContent and returnDisplay: Gemini may now hand over more of the output", members)
+	}
+	var llm, display string
+	json.Unmarshal(in.ToolResponse["llmContent"], &llm)
+	json.Unmarshal(in.ToolResponse["returnDisplay"], &display)
+	envelope := regexp.MustCompile(`\A<untrusted_context>\nOutput: ` + regexp.QuoteMeta(string(captured)) + `\nProcess Group PGID: \d+\n</untrusted_context>\z`)
+	if !envelope.MatchString(llm) {
+		t.Errorf("llmContent is not seq 1 100000 trimmed in Gemini's envelope: %.100q … %q", llm, llm[max(0, len(llm)-100):])
+	}
+	if display != string(captured) {
+		t.Errorf("returnDisplay is %d bytes, not seq 1 100000 trimmed (%d)", len(display), len(captured))
+	}
+	// The white space the command wrote before and after seq's output.
+	lost := []string{"\n  1\n2\n", "100000\n\n"}
+	var strs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			strs = append(strs, v)
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	var all any
+	json.Unmarshal([]byte(raw), &all)
+	walk(all)
+	saved, _ := filepath.Glob(filepath.Join(s.Home, ".gemini", "tmp", "*", "tool-outputs", "*", "*.txt"))
+	if len(saved) != 1 {
+		t.Fatalf("Gemini saved %d whole outputs, want one: %v", len(saved), saved)
+	}
+	if b := read(t, saved[0]); b != llm {
+		t.Errorf("the output Gemini saved (%d bytes) is not llmContent", len(b))
+	}
+	for _, str := range strs {
+		for _, l := range lost {
+			if strings.Contains(str, l) {
+				t.Errorf("the hook input holds %q: the command's white space is recoverable", l)
+			}
+		}
+	}
 }
