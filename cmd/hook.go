@@ -91,7 +91,8 @@ project temp directory and has Gemini's read_file show it (a tail call of a
 read-only tool that Gemini's default policy allows), so no command is
 rewritten and the commands you are asked to approve are the ones you would
 be asked about without retval. The value is the output as Gemini captured it
-(trimmed, without ANSI escapes). BeforeTool expands $expand: references in
+(stdout and stderr together, trimmed, without ANSI escapes), not the command's
+exact bytes, which Gemini hands no hook; the stub says so. BeforeTool expands $expand: references in
 run_shell_command, write_file, replace and MCP tools; Gemini then checks its
 policy against the expanded call. With --wrap-shell, every shell command runs
 through retval exec, so its stream is retained byte for byte — Gemini then

@@ -240,7 +240,7 @@ func geminiShellOutput(h *Hook, in geminiInput, call Call, content json.RawMessa
 	}
 	trailer := shellTrailer.FindString(rest)
 	value := rest[:len(rest)-len(trailer)]
-	shown, reason, err := h.Shell(call, Shell{Stdout: value})
+	shown, reason, err := h.Shell(call, Shell{Stdout: value, Note: geminiShellNote})
 	if err != nil {
 		return Answer{}, err
 	}
@@ -249,6 +249,18 @@ func geminiShellOutput(h *Hook, in geminiInput, call Call, content json.RawMessa
 	}
 	return geminiReplace(in, call, wrapUntrusted("Output: "+strings.TrimSuffix(shown.Stdout, "\n")+trailer), shown.Descriptor)
 }
+
+// geminiShellNote follows the stub of a shell command's output: the value
+// is what Gemini hands AfterTool, which is not what the command wrote, and
+// what it wrote cannot be recovered. Gemini reads stdout and stderr into
+// one text, strips ANSI escapes and trims white space at both ends (or,
+// in a terminal, keeps the terminal's text); the hook input carries that
+// text twice (llmContent, returnDisplay) and nothing else of the output,
+// and the file Gemini saves a long output in holds the same llmContent.
+// So `seq 1 100000` is kept without its last newline, and its size and
+// SHA-256 are not those of `seq 1 100000 | sha256sum`; --wrap-shell keeps
+// the exact bytes.
+const geminiShellNote = "[the value is the output as Gemini CLI captured it (stdout and stderr together, escapes removed, white space trimmed), not the command's exact bytes]\n"
 
 // shellTrailer is what Gemini's shell tool adds after a command's output:
 // the exit code, signal, background processes and process group, each on

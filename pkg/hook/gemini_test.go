@@ -116,8 +116,12 @@ func TestGeminiShellRetained(t *testing.T) {
 	if got != value || d.SHA256 != sha(value) {
 		t.Fatalf("stored %d bytes, want the %d of the output", len(got), len(value))
 	}
+	// The stub says what the value is: the output as Gemini captured it,
+	// which is not the command's exact bytes (see geminiShellNote).
 	stub, ok := strings.CutPrefix(text, "<untrusted_context>\nOutput: [retained #"+id+"] ")
-	if !ok || !strings.HasSuffix(stub, "  # read more, or: --query TEXT instead of --lines\nExit Code: 1\nProcess Group PGID: 4242\n</untrusted_context>") {
+	if !ok || !strings.HasSuffix(stub, "  # read more, or: --query TEXT instead of --lines\n"+
+		"[the value is the output as Gemini CLI captured it (stdout and stderr together, escapes removed, white space trimmed), not the command's exact bytes]\n"+
+		"Exit Code: 1\nProcess Group PGID: 4242\n</untrusted_context>") {
 		t.Fatalf("the model sees %q", text)
 	}
 	if len(text) > 2000 {

@@ -255,6 +255,9 @@ type Shell struct {
 	// Stderr is the command's error output, when the agent keeps it apart.
 	Stderr      string
 	Interrupted bool
+	// Note is shown to the model after stdout's stub: what the value is,
+	// where that is not the command's stdout as it wrote it.
+	Note string
 }
 
 // ShellShown is what the model sees of a shell command's output.
@@ -282,7 +285,7 @@ func (h *Hook) Shell(c Call, out Shell) (*ShellShown, string, error) {
 		stdout = f
 	}
 	shown := &ShellShown{Stdout: out.Stdout, Stderr: out.Stderr}
-	kept, reason, err := h.Retain(stdout, Value{Call: c, TimedOut: out.Interrupted})
+	kept, reason, err := h.Retain(stdout, Value{Call: c, TimedOut: out.Interrupted, Note: out.Note})
 	if err != nil {
 		return nil, "", err
 	}

@@ -41,14 +41,14 @@ type result struct {
 }
 
 // run runs claude -p PROMPT against the mock and returns its result.
-func (s *session) run(m *mockAPI, prompt string, args ...string) result {
+func (s *session) run(m *e2etest.Mock, prompt string, args ...string) result {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	all := append([]string{"-p", prompt, "--output-format", "json", "--allowedTools", "Bash"}, args...)
 	cmd := exec.CommandContext(ctx, s.claude, all...)
 	cmd.Dir = s.Proj
-	cmd.Env = s.Env("ANTHROPIC_BASE_URL=" + m.url)
+	cmd.Env = s.Env("ANTHROPIC_BASE_URL=" + m.URL)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -265,46 +265,32 @@ func scenarios(t *testing.T) {
 	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))
 }
 
-// bashScript: run seq 1 20000; then the stub's own read-more command,
-// copied from what the model received; then stop. Each reply is decided
-// by the last tool result's id.
-// The prompt "bash scenario N" runs seq 1 N.
-func bashScript(c conversation) reply {
-	n, ok := strings.CutPrefix(c.Prompt, "bash scenario ")
-	if !ok {
-		return reply{Text: "ok"}
-	}
-	last := c.Last()
-	switch {
-	case last == nil:
-		return reply{ToolID: "toolu_seq", ToolName: "Bash", ToolInput: map[string]any{"command": "seq 1 " + n, "description": "Print numbers"}}
-	case last.ID == "toolu_seq":
-		if cmd := e2etest.ReadMore(last.Text); cmd != "" {
-			return reply{ToolID: "toolu_peek", ToolName: "Bash", ToolInput: map[string]any{"command": cmd, "description": "Read more"}}
-		}
-	}
-	return reply{Text: "done"}
+// bashScript: run seq 1 N (the prompt is "bash scenario N"); then the
+// stub's own read-more command, copied from what the model received; then
+// stop.
+var bashScript = e2etest.Script{
+	Prompt: e2etest.PromptPrefix("bash scenario "),
+	Other:  reply{Text: "ok"},
+	Turns: []e2etest.Turn{
+		{Then: func(c conversation) (reply, bool) {
+			n := strings.TrimPrefix(c.Prompt, "bash scenario ")
+			return reply{ID: "toolu_seq", Name: "Bash", Args: map[string]any{"command": "seq 1 " + n, "description": "Print numbers"}}, true
+		}},
+		readMore("toolu_seq", "toolu_peek"),
+	},
 }
 
 // mcpScript: select the MCP tool with ToolSearch (MCP tools are
 // deferred), read file with it, run the stub's read-more command, stop.
-func mcpScript(file string) func(conversation) reply {
-	return func(c conversation) reply {
-		if !strings.HasPrefix(c.Prompt, "mcp scenario") {
-			return reply{Text: "ok"}
-		}
-		last := c.Last()
-		switch {
-		case last == nil:
-			return reply{ToolID: "toolu_search", ToolName: "ToolSearch", ToolInput: map[string]any{"query": "select:mcp__filesystem__read_text_file"}}
-		case last.ID == "toolu_search":
-			return reply{ToolID: "toolu_mcp", ToolName: "mcp__filesystem__read_text_file", ToolInput: map[string]any{"path": file}}
-		case last.ID == "toolu_mcp":
-			if cmd := e2etest.ReadMore(last.Text); cmd != "" {
-				return reply{ToolID: "toolu_mpeek", ToolName: "Bash", ToolInput: map[string]any{"command": cmd, "description": "Read more"}}
-			}
-		}
-		return reply{Text: "done"}
+func mcpScript(file string) e2etest.Script {
+	return e2etest.Script{
+		Prompt: e2etest.PromptPrefix("mcp scenario"),
+		Other:  reply{Text: "ok"},
+		Turns: []e2etest.Turn{
+			{Reply: reply{ID: "toolu_search", Name: "ToolSearch", Args: map[string]any{"query": "select:mcp__filesystem__read_text_file"}}},
+			{After: "toolu_search", Reply: reply{ID: "toolu_mcp", Name: "mcp__filesystem__read_text_file", Args: map[string]any{"path": file}}},
+			readMore("toolu_mcp", "toolu_mpeek"),
+		},
 	}
 }
 

@@ -121,32 +121,31 @@ var runFlag = regexp.MustCompile(`--run (\S+)`)
 // pluginScript: run seq 1 20000; select the plugin's peek tool and read
 // lines 101-300 of the result with it; run the stub's own read-more line
 // with Bash; stop.
-func pluginScript(c conversation) reply {
-	if c.Prompt != "plugin scenario" {
-		return reply{Text: "ok"}
-	}
-	last := c.Last()
-	var stub string
-	for _, r := range c.Results {
-		if r.ID == "toolu_seq" {
-			stub = r.Text
-		}
-	}
-	switch {
-	case last == nil:
-		return reply{ToolID: "toolu_seq", ToolName: "Bash", ToolInput: map[string]any{"command": "seq 1 20000", "description": "Print numbers"}}
-	case last.ID == "toolu_seq" && strings.HasPrefix(stub, pluginStub):
-		return reply{ToolID: "toolu_search", ToolName: "ToolSearch", ToolInput: map[string]any{"query": "select:" + peekTool}}
-	case last.ID == "toolu_search":
-		run := runFlag.FindStringSubmatch(e2etest.ReadMore(stub))
-		if run == nil {
-			break
-		}
-		return reply{ToolID: "toolu_mcppeek", ToolName: peekTool, ToolInput: map[string]any{"run": run[1], "id": "toolu_seq", "lines": "101-300"}}
-	case last.ID == "toolu_mcppeek":
-		return reply{ToolID: "toolu_peek", ToolName: "Bash", ToolInput: map[string]any{"command": e2etest.ReadMore(stub), "description": "Read more"}}
-	}
-	return reply{Text: "done"}
+var pluginScript = e2etest.Script{
+	Prompt: e2etest.PromptIs("plugin scenario"),
+	Other:  reply{Text: "ok"},
+	Turns: []e2etest.Turn{
+		{Reply: reply{ID: "toolu_seq", Name: "Bash", Args: map[string]any{"command": "seq 1 20000", "description": "Print numbers"}}},
+		{After: "toolu_seq", Then: func(c conversation) (reply, bool) {
+			return reply{ID: "toolu_search", Name: "ToolSearch", Args: map[string]any{"query": "select:" + peekTool}}, strings.HasPrefix(seqStub(c), pluginStub)
+		}},
+		{After: "toolu_search", Then: func(c conversation) (reply, bool) {
+			run := runFlag.FindStringSubmatch(e2etest.ReadMore(seqStub(c)))
+			if run == nil {
+				return reply{}, false
+			}
+			return reply{ID: "toolu_mcppeek", Name: peekTool, Args: map[string]any{"run": run[1], "id": "toolu_seq", "lines": "101-300"}}, true
+		}},
+		{After: "toolu_mcppeek", Then: func(c conversation) (reply, bool) {
+			return reply{ID: "toolu_peek", Name: "Bash", Args: map[string]any{"command": e2etest.ReadMore(seqStub(c)), "description": "Read more"}}, true
+		}},
+	},
+}
+
+// seqStub is what the model received for toolu_seq.
+func seqStub(c conversation) string {
+	r, _ := c.Result("toolu_seq")
+	return r.Text
 }
 
 func pluginScenarios(t *testing.T) {

@@ -37,3 +37,24 @@ func TestClaudeCode(t *testing.T) {
 	retval := e2etest.BuildRetval(t, t.TempDir())
 	e2etest.Isolate(t, envClaude+"="+claude, envFS+"="+fs, envRetval+"="+retval)
 }
+
+// conversation is what one request told the mock; reply one turn of the
+// model.
+type (
+	conversation = e2etest.Conversation
+	reply        = e2etest.Reply
+)
+
+// startMock serves the Anthropic Messages API, scripted.
+func startMock(t testing.TB, s e2etest.Script) *e2etest.Mock {
+	return e2etest.StartMock(t, e2etest.Anthropic{}, s)
+}
+
+// readMore is the turn after call after: run with Bash, as call id, the
+// read-more command of the stub the model received for after.
+func readMore(after, id string) e2etest.Turn {
+	return e2etest.Turn{After: after, Then: func(c conversation) (reply, bool) {
+		cmd := e2etest.ReadMore(c.Last().Text)
+		return reply{ID: id, Name: "Bash", Args: map[string]any{"command": cmd, "description": "Read more"}}, cmd != ""
+	}}
+}

@@ -44,7 +44,7 @@ func tomlString(s string) string { return strconv.Quote(s) }
 // no approvals and no sandbox, no update check, no plugins (they would run
 // git ls-remote to an outside host), and the filesystem server as fs,
 // started as command args.
-func (s *session) configure(m *mockAPI, command string, args ...string) {
+func (s *session) configure(m *e2etest.Mock, command string, args ...string) {
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = tomlString(a)
@@ -70,17 +70,17 @@ plugins = false
 [mcp_servers.fs]
 command = %s
 args = [%s]
-`, tomlString(m.url), tomlString(command), strings.Join(quoted, ", "))
+`, tomlString(m.URL), tomlString(command), strings.Join(quoted, ", "))
 	if err := os.WriteFile(filepath.Join(s.codexHome, "config.toml"), []byte(cfg), 0o644); err != nil {
 		s.t.Fatal(err)
 	}
 }
 
 // run runs codex exec PROMPT against the mock.
-func (s *session) run(m *mockAPI, prompt string) { s.runArgs(m, prompt) }
+func (s *session) run(m *e2etest.Mock, prompt string) { s.runArgs(m, prompt) }
 
 // runArgs runs codex exec with more flags.
-func (s *session) runArgs(m *mockAPI, prompt string, flags ...string) {
+func (s *session) runArgs(m *e2etest.Mock, prompt string, flags ...string) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -202,7 +202,7 @@ func scenarios(t *testing.T) {
 // lines of the stub's range from retval_peek, and name from
 // retval_resolve. It returns the size of what the model received for the
 // file.
-func checkProxied(t *testing.T, s *session, m *mockAPI, text, name string) int {
+func checkProxied(t *testing.T, s *session, m *e2etest.Mock, text, name string) int {
 	t.Helper()
 	for _, tool := range []string{"mcp__fs/retval_peek", "mcp__fs/retval_resolve", "mcp__fs/retval_list", "mcp__fs/read_text_file"} {
 		if !slices.Contains(m.Tools(), tool) {
@@ -301,28 +301,29 @@ var (
 // proxyScript: read file through the proxy; read the stub's range with
 // retval_peek; read the JSON file; look a member of it up with
 // retval_resolve; stop.
-func proxyScript(file, data string) func(conversation) reply {
-	return func(c conversation) reply {
-		if c.Prompt != "codex scenario" {
-			return reply{Text: "ok"}
-		}
-		last := c.Last()
-		switch {
-		case last == nil:
-			return reply{CallID: "call_read", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": file}}
-		case last.ID == "call_read":
-			if m := peekLine.FindStringSubmatch(last.Text); m != nil {
-				return reply{CallID: "call_peek", Namespace: "mcp__fs", Name: "retval_peek", Args: map[string]any{"id": m[1], "lines": m[2] + "-" + m[3]}}
-			}
-		case last.ID == "call_peek":
-			return reply{CallID: "call_json", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": data}}
-		case last.ID == "call_json":
-			if m := stubHeader.FindStringSubmatch(last.Text); m != nil {
-				return reply{CallID: "call_resolve", Namespace: "mcp__fs", Name: "retval_resolve",
-					Args: map[string]any{"ref": map[string]any{"$ref": m[1], "pointer": jsonPointer, "as": "string"}}}
-			}
-		}
-		return reply{Text: "done"}
+func proxyScript(file, data string) e2etest.Script {
+	return e2etest.Script{
+		Prompt: e2etest.PromptIs("codex scenario"),
+		Other:  reply{Text: "ok"},
+		Turns: []e2etest.Turn{
+			{Reply: reply{ID: "call_read", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": file}}},
+			{After: "call_read", Then: func(c conversation) (reply, bool) {
+				m := peekLine.FindStringSubmatch(c.Last().Text)
+				if m == nil {
+					return reply{}, false
+				}
+				return reply{ID: "call_peek", Namespace: "mcp__fs", Name: "retval_peek", Args: map[string]any{"id": m[1], "lines": m[2] + "-" + m[3]}}, true
+			}},
+			{After: "call_peek", Reply: reply{ID: "call_json", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": data}}},
+			{After: "call_json", Then: func(c conversation) (reply, bool) {
+				m := stubHeader.FindStringSubmatch(c.Last().Text)
+				if m == nil {
+					return reply{}, false
+				}
+				return reply{ID: "call_resolve", Namespace: "mcp__fs", Name: "retval_resolve",
+					Args: map[string]any{"ref": map[string]any{"$ref": m[1], "pointer": jsonPointer, "as": "string"}}}, true
+			}},
+		},
 	}
 }
 
@@ -330,23 +331,19 @@ func proxyScript(file, data string) func(conversation) reply {
 var codexCut = regexp.MustCompile(`…\d+ (tokens|chars) truncated…`)
 
 // readScript: call fs's read_text_file on file, then on data, then stop.
-func readScript(file, data string) func(conversation) reply {
-	return func(c conversation) reply {
-		if c.Prompt != "codex scenario" {
-			return reply{Text: "ok"}
-		}
-		switch last := c.Last(); {
-		case last == nil:
-			return reply{CallID: "call_read", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": file}}
-		case last.ID == "call_read":
-			return reply{CallID: "call_json", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": data}}
-		}
-		return reply{Text: "done"}
+func readScript(file, data string) e2etest.Script {
+	return e2etest.Script{
+		Prompt: e2etest.PromptIs("codex scenario"),
+		Other:  reply{Text: "ok"},
+		Turns: []e2etest.Turn{
+			{Reply: reply{ID: "call_read", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": file}}},
+			{After: "call_read", Reply: reply{ID: "call_json", Namespace: "mcp__fs", Name: "read_text_file", Args: map[string]any{"path": data}}},
+		},
 	}
 }
 
 // stubID is the value id of the stub the model received for call id.
-func stubID(m *mockAPI, id string) string {
+func stubID(m *e2etest.Mock, id string) string {
 	r, _ := m.Result(id)
 	if h := stubHeader.FindStringSubmatch(r); h != nil {
 		return h[1]

@@ -50,11 +50,11 @@ func shellScenarios(t *testing.T) {
 		s := newSession(t)
 		m := startMock(t, shellScript("retval exec -- seq 1 20000"))
 		var told atomic.Bool // the model was sent the AGENTS.md snippet
-		m.onBody = func(body []byte) {
+		m.OnBody(func(body []byte) {
 			if strings.Contains(string(body), "retval exec --call <short-name> -- CMD ARGS...") {
 				told.Store(true)
 			}
-		}
+		})
 		s.configureShell(m)
 		s.writeAgents()
 		s.installOnLoginPath()
@@ -91,7 +91,7 @@ func shellScenarios(t *testing.T) {
 
 // configureShell writes config.toml: the mock as the only provider, no
 // approvals, no sandbox, nothing but the shell.
-func (s *session) configureShell(m *mockAPI) {
+func (s *session) configureShell(m *e2etest.Mock) {
 	cfg := `model = "mock-model"
 model_provider = "mock"
 approval_policy = "never"
@@ -100,7 +100,7 @@ check_for_update_on_startup = false
 
 [model_providers.mock]
 name = "mock"
-base_url = ` + tomlString(m.url) + `
+base_url = ` + tomlString(m.URL) + `
 wire_api = "responses"
 env_key = "MOCK_API_KEY"
 request_max_retries = 0
@@ -153,21 +153,24 @@ func agentsSnippet(md string) (string, bool) {
 
 // shellScript: run command through exec_command; run the stub's read-more
 // command when the result has one; stop.
-func shellScript(command string) func(conversation) reply {
-	return func(c conversation) reply {
-		if c.Prompt != "codex scenario" {
-			return reply{Text: "ok"}
-		}
-		switch last := c.Last(); {
-		case last == nil:
-			return reply{CallID: "call_run", Name: "exec_command", Args: map[string]any{"cmd": command}}
-		case last.ID == "call_run":
-			if cmd := e2etest.ReadMore(shellOutput(last.Text)); cmd != "" {
-				return reply{CallID: "call_more", Name: "exec_command", Args: map[string]any{"cmd": cmd}}
-			}
-		}
-		return reply{Text: "done"}
+func shellScript(command string) e2etest.Script {
+	return e2etest.Script{
+		Prompt: e2etest.PromptIs("codex scenario"),
+		Other:  reply{Text: "ok"},
+		Turns: []e2etest.Turn{
+			{Reply: reply{ID: "call_run", Name: "exec_command", Args: map[string]any{"cmd": command}}},
+			readMore("call_run", "call_more"),
+		},
 	}
+}
+
+// readMore is the turn after call after: run with exec_command, as call
+// id, the read-more command of the stub the model received for after.
+func readMore(after, id string) e2etest.Turn {
+	return e2etest.Turn{After: after, Then: func(c conversation) (reply, bool) {
+		cmd := e2etest.ReadMore(shellOutput(c.Last().Text))
+		return reply{ID: id, Name: "exec_command", Args: map[string]any{"cmd": cmd}}, cmd != ""
+	}}
 }
 
 // shellOutput is an exec_command result as the model received it, without
@@ -181,9 +184,9 @@ func shellOutput(got string) string {
 }
 
 // logTool logs the definition of the named tool in the first request.
-func logTool(t *testing.T, m *mockAPI, name string) {
+func logTool(t *testing.T, m *e2etest.Mock, name string) {
 	var once sync.Once
-	m.onBody = func(body []byte) {
+	m.OnBody(func(body []byte) {
 		once.Do(func() {
 			var req struct {
 				Tools []json.RawMessage `json:"tools"`
@@ -195,5 +198,5 @@ func logTool(t *testing.T, m *mockAPI, name string) {
 				}
 			}
 		})
-	}
+	})
 }

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,56 +28,29 @@ func TestCodexHook(t *testing.T) {
 	e2etest.Isolate(t, envCodex+"="+codex, envFS+"="+fs, envRetval+"="+retval)
 }
 
-const moveFrom, moveTo = 2100, 2399
-
-func newText() string {
-	var b strings.Builder
-	for i := 1; i <= 20; i++ {
-		fmt.Fprintf(&b, "// new line %d of the moved handler file\n", i)
-	}
-	return b.String()
-}
-
-func expandNode(v any) string {
-	b, _ := json.Marshal(v)
-	return "$expand:" + string(b)
-}
-
 // heredoc is the shell command the model writes: cat into moved.go a
 // heredoc of the new lines and the moved range of the value call_cat.
 func heredoc() string {
-	return expandNode(map[string]any{"$concat": []any{"cat > moved.go <<'RETVAL_EOF'\n" + newText(),
-		map[string]any{"$ref": "call_cat", "lines": []int{moveFrom, moveTo}}, "RETVAL_EOF\n"}})
+	return e2etest.Expand(map[string]any{"$concat": []any{"cat > moved.go <<'RETVAL_EOF'\n" + e2etest.NewText(),
+		map[string]any{"$ref": "call_cat", "lines": []int{e2etest.MoveFrom, e2etest.MoveTo}}, "RETVAL_EOF\n"}})
 }
 
-func hookScript(dir string) func(conversation) reply {
-	return func(c conversation) reply {
-		if c.Prompt != "codex hook scenario" {
-			return reply{Text: "ok"}
-		}
-		last := c.Last()
-		switch {
-		case last == nil:
-			return reply{CallID: "call_cat", Name: "exec_command", Args: map[string]any{"cmd": "cat server.go"}}
-		case last.ID == "call_cat":
-			return reply{CallID: "call_write", Name: "exec_command", Args: map[string]any{"cmd": heredoc()}}
-		case last.ID == "call_write":
-			return reply{CallID: "call_mcp1", Namespace: "mcp__fs", Name: "write_file", Args: map[string]any{
-				"path": filepath.Join(dir, "mcp_string.txt"), "content": `$expand:{"$ref": "call_cat", "lines": [1, 50]}`}}
-		case last.ID == "call_mcp1":
-			return reply{CallID: "call_mcp2", Namespace: "mcp__fs", Name: "write_file", Args: map[string]any{
-				"path": filepath.Join(dir, "mcp_object.txt"), "content": map[string]any{"$ref": "call_cat", "lines": []int{51, 60}}}}
-		case last.ID == "call_mcp2":
-			return reply{CallID: "call_bad", Namespace: "mcp__fs", Name: "write_file", Args: map[string]any{
-				"path": filepath.Join(dir, "bad.txt"), "content": `$expand:{"$concat": ["x", {"$ref": "call_cat", "lines": [9000, 9001]}, {"$ref": "call_nope"}]}`}}
-		case last.ID == "call_bad":
-			return reply{CallID: "call_seq", Name: "exec_command", Args: map[string]any{"cmd": "seq 1 100000"}}
-		case last.ID == "call_seq":
-			if cmd := e2etest.ReadMore(shellOutput(last.Text)); cmd != "" {
-				return reply{CallID: "call_more", Name: "exec_command", Args: map[string]any{"cmd": cmd}}
-			}
-		}
-		return reply{Text: "done"}
+func hookScript(dir string) e2etest.Script {
+	return e2etest.Script{
+		Prompt: e2etest.PromptIs("codex hook scenario"),
+		Other:  reply{Text: "ok"},
+		Turns: []e2etest.Turn{
+			{Reply: reply{ID: "call_cat", Name: "exec_command", Args: map[string]any{"cmd": "cat server.go"}}},
+			{After: "call_cat", Reply: reply{ID: "call_write", Name: "exec_command", Args: map[string]any{"cmd": heredoc()}}},
+			{After: "call_write", Reply: reply{ID: "call_mcp1", Namespace: "mcp__fs", Name: "write_file", Args: map[string]any{
+				"path": filepath.Join(dir, "mcp_string.txt"), "content": e2etest.MCPString("call_cat")}}},
+			{After: "call_mcp1", Reply: reply{ID: "call_mcp2", Namespace: "mcp__fs", Name: "write_file", Args: map[string]any{
+				"path": filepath.Join(dir, "mcp_object.txt"), "content": e2etest.MCPObject("call_cat")}}},
+			{After: "call_mcp2", Reply: reply{ID: "call_bad", Namespace: "mcp__fs", Name: "write_file", Args: map[string]any{
+				"path": filepath.Join(dir, "bad.txt"), "content": e2etest.BadContent("call_cat", "call_nope")}}},
+			{After: "call_bad", Reply: reply{ID: "call_seq", Name: "exec_command", Args: map[string]any{"cmd": "seq 1 100000"}}},
+			readMore("call_seq", "call_more"),
+		},
 	}
 }
 
@@ -93,11 +65,7 @@ func hookScenarios(t *testing.T) {
 		without = len(got)
 	}
 	s := newSession(t)
-	src := e2etest.GoSource(t, "src/net/http/server.go")
-	lines := strings.SplitAfter(string(src), "\n")
-	if err := os.WriteFile(filepath.Join(s.Proj, "server.go"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, lines := s.MoveSource()
 	hooks := filepath.Join(s.codexHome, "hooks.json")
 	out := s.RunRetval("hook", "codex", "install", "--user", "--wrap-shell", "--expand-shell")
 	if !strings.Contains(out, "added the hook") {
@@ -112,28 +80,20 @@ func hookScenarios(t *testing.T) {
 	if !strings.Contains(stub, "[retained #call_cat] ") {
 		t.Fatalf("cat through the shell: the model did not receive a stub: %.300q", stub)
 	}
-	want := newText() + strings.Join(lines[moveFrom-1:moveTo], "")
+	want := e2etest.Moved(lines)
 	if got, err := os.ReadFile(filepath.Join(s.Proj, "moved.go")); err != nil || string(got) != want {
 		t.Errorf("moved.go: %d bytes (%v), want %d bytes exactly", len(got), err, len(want))
 	}
-	for name, r := range map[string][2]int{"mcp_string.txt": {1, 50}, "mcp_object.txt": {51, 60}} {
-		got, err := os.ReadFile(filepath.Join(s.Proj, name))
-		if w := strings.Join(lines[r[0]-1:r[1]], ""); err != nil || string(got) != w {
-			t.Errorf("%s: %q (%v), want lines %d-%d", name, got, err, r[0], r[1])
-		}
-	}
+	e2etest.CheckMCPWrites(t, s.Proj, lines)
 	bad, _ := m.Result("call_bad")
-	if _, err := os.Stat(filepath.Join(s.Proj, "bad.txt")); err == nil || !strings.Contains(bad, `"/content/$concat/1"`) ||
-		!strings.Contains(bad, "(invalid_range)") || !strings.Contains(bad, `"/content/$concat/2"`) || !strings.Contains(bad, "(unknown_reference)") {
-		t.Errorf("the bad write: file written %v, result %q", err == nil, bad)
-	}
+	e2etest.CheckBad(t, filepath.Join(s.Proj, "bad.txt"), bad)
 	reqs := m.Requests()
 	body := reqs[len(reqs)-1].Body
 	summary := fmt.Sprintf("[retval expanded /command: %d bytes, sha256:", len("cat > moved.go <<'RETVAL_EOF'\n"+want+"RETVAL_EOF\n"))
-	if !strings.Contains(body, jsonEscape(jsonEscape(heredoc()))) && !strings.Contains(body, jsonEscape(heredoc())) {
+	if !strings.Contains(body, e2etest.JSONText(e2etest.JSONText(heredoc()))) && !strings.Contains(body, e2etest.JSONText(heredoc())) {
 		t.Errorf("the history does not hold the reference form the model wrote")
 	}
-	if !strings.Contains(body, jsonEscape(summary)) {
+	if !strings.Contains(body, e2etest.JSONText(summary)) {
 		t.Errorf("the model was not told %s…", summary)
 	}
 
@@ -154,17 +114,11 @@ func hookScenarios(t *testing.T) {
 	}
 	e2etest.CheckPeek(t, shellOutput(more), e2etest.Lines(string(seq)), a, b)
 
-	var ledger struct {
-		Total struct {
-			References  int64 `json:"references"`
-			OutputSaved int64 `json:"output_saved_bytes"`
-		} `json:"total"`
+	refs, saved := s.References(sessionOf(t, s))
+	if refs != 3 || saved <= 0 {
+		t.Errorf("stats: %d references, %d output bytes saved", refs, saved)
 	}
-	json.Unmarshal(s.Ledger(sessionOf(t, s)), &ledger)
-	if ledger.Total.References != 3 || ledger.Total.OutputSaved <= 0 {
-		t.Errorf("stats: %+v", ledger.Total)
-	}
-	t.Logf("stats: %d references saved %d output bytes", ledger.Total.References, ledger.Total.OutputSaved)
+	t.Logf("stats: %d references saved %d output bytes", refs, saved)
 
 	s.RunRetval("hook", "codex", "uninstall", "--user")
 	if _, err := os.Stat(hooks); !os.IsNotExist(err) {
@@ -185,10 +139,4 @@ func sessionOf(t *testing.T, s *session) string {
 	}
 	t.Fatal("no run in the store")
 	return ""
-}
-
-// jsonEscape is s as it stands inside a JSON string.
-func jsonEscape(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b[1 : len(b)-1])
 }

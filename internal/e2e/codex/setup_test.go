@@ -36,3 +36,15 @@ func TestCodex(t *testing.T) {
 	retval := e2etest.BuildRetval(t, t.TempDir())
 	e2etest.Isolate(t, envCodex+"="+codex, envFS+"="+fs, envRetval+"="+retval)
 }
+
+// conversation is what one request told the mock; reply one turn of the
+// model.
+type (
+	conversation = e2etest.Conversation
+	reply        = e2etest.Reply
+)
+
+// startMock serves the OpenAI Responses API, scripted.
+func startMock(t testing.TB, s e2etest.Script) *e2etest.Mock {
+	return e2etest.StartMock(t, e2etest.Responses{}, s)
+}

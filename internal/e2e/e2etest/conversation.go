@@ -1,6 +1,10 @@
 package e2etest
 
-import "sync"
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+)
 
 // Conversation is what a mock model API learned from one request: the
 // prompt, the tools offered, and the tool results so far, oldest first.
@@ -69,4 +73,32 @@ func (l *Log) Tools() []string {
 		all = append(all, c.Tools...)
 	}
 	return all
+}
+
+// Result is the result the model received for call id in this request.
+func (c Conversation) Result(id string) (ToolResult, bool) {
+	for _, r := range c.Results {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return ToolResult{}, false
+}
+
+// ContentText is the text of a message's content: a string, or a list of
+// parts whose texts are joined.
+func ContentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }

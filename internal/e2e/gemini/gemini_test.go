@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,6 @@ func (s *session) mcpServer() string {
 // of prefixes, and the tools named, run without asking (a headless Gemini
 // offers no other tool that would need an approval).
 func (s *session) policy(prefixes []string, tools ...string) {
-	s.t.Helper()
 	q := func(list []string) string {
 		b, _ := json.Marshal(list)
 		return string(b)
@@ -91,6 +91,12 @@ func (s *session) policy(prefixes []string, tools ...string) {
 	if len(tools) > 0 {
 		text += fmt.Sprintf("\n[[rule]]\ntoolName = %s\ndecision = \"allow\"\npriority = 100\n", q(tools))
 	}
+	s.writePolicy(text)
+}
+
+// writePolicy writes text as the user's policy file.
+func (s *session) writePolicy(text string) {
+	s.t.Helper()
 	dir := filepath.Join(s.Home, ".gemini", "policies")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		s.t.Fatal(err)
@@ -101,13 +107,13 @@ func (s *session) policy(prefixes []string, tools ...string) {
 }
 
 // run runs gemini -p PROMPT against the mock and returns what it printed.
-func (s *session) run(m *mockAPI, prompt string) string {
+func (s *session) run(m *e2etest.Mock, prompt string) string {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.gemini, "-p", prompt, "-m", model)
 	cmd.Dir = s.Proj
-	cmd.Env = s.Env("GOOGLE_GEMINI_BASE_URL=" + m.url)
+	cmd.Env = s.Env("GOOGLE_GEMINI_BASE_URL=" + m.URL)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -123,7 +129,7 @@ func (s *session) run(m *mockAPI, prompt string) string {
 }
 
 // result is the tool result the model received for call id: a success.
-func result(t *testing.T, m *mockAPI, id string) string {
+func result(t *testing.T, m *e2etest.Mock, id string) string {
 	t.Helper()
 	for _, c := range m.Requests() {
 		for _, r := range c.Results {
@@ -141,42 +147,31 @@ func result(t *testing.T, m *mockAPI, id string) string {
 
 // shellScript: run COMMAND ("shell scenario: COMMAND"); then the stub's
 // own read-more command, copied from what the model received; then stop.
-func shellScript(c conversation) reply {
-	_, command, ok := strings.Cut(c.Prompt, "shell scenario: ")
-	if !ok {
-		return reply{Text: "done"}
-	}
-	last := c.Last()
-	switch {
-	case last == nil:
-		return reply{CallID: "call_seq", Name: "run_shell_command", Args: map[string]any{"command": command, "description": "Print numbers"}}
-	case last.ID == "call_seq" && !last.IsError:
-		if cmd := e2etest.ReadMore(last.Text); cmd != "" {
-			return reply{CallID: "call_peek", Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "Read more"}}
-		}
-	}
-	return reply{Text: "done"}
+var shellScript = e2etest.Script{
+	Prompt: e2etest.PromptContains("shell scenario: "),
+	Turns: []e2etest.Turn{
+		{Then: func(c conversation) (reply, bool) {
+			_, command, _ := strings.Cut(c.Prompt, "shell scenario: ")
+			return reply{ID: "call_seq", Name: "run_shell_command", Args: map[string]any{"command": command, "description": "Print numbers"}}, true
+		}},
+		readMore("call_seq", "call_peek", true),
+	},
 }
 
 // mcpScript: read file with the filesystem server's read_text_file, run
 // the stub's read-more command, stop.
-func mcpScript(file string) func(conversation) reply {
-	return func(c conversation) reply {
-		if !strings.Contains(c.Prompt, "mcp scenario") {
-			return reply{Text: "done"}
-		}
-		last := c.Last()
-		switch {
-		case last == nil:
-			return reply{CallID: "call_mcp", Name: "mcp_fs_read_text_file", Args: map[string]any{"path": file}}
-		case last.ID == "call_mcp":
-			if cmd := e2etest.ReadMore(last.Text); cmd != "" {
-				return reply{CallID: "call_mpeek", Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "Read more"}}
-			}
-		}
-		return reply{Text: "done"}
+func mcpScript(file string) e2etest.Script {
+	return e2etest.Script{
+		Prompt: e2etest.PromptContains("mcp scenario"),
+		Turns: []e2etest.Turn{
+			{Reply: reply{ID: "call_mcp", Name: "mcp_fs_read_text_file", Args: map[string]any{"path": file}}},
+			readMore("call_mcp", "call_mpeek", false),
+		},
 	}
 }
+
+// capturedNote is the line after a shell output's stub.
+const capturedNote = "[the value is the output as Gemini CLI captured it (stdout and stderr together, escapes removed, white space trimmed), not the command's exact bytes]"
 
 // shellEnvelope is what Gemini's shell tool puts around a command's
 // output for the model.
@@ -269,6 +264,11 @@ func scenarios(t *testing.T) {
 		if len(stub) > 2000 {
 			t.Errorf("the stub is %d bytes", len(stub))
 		}
+		// Its size and SHA-256 are not seq's (what AfterTool receives
+		// says why), and the stub says so.
+		if !strings.Contains(stub, "\n"+capturedNote+"\nProcess Group PGID: ") {
+			t.Errorf("the stub does not say the value is the output as Gemini captured it: %q", stub[max(0, len(stub)-400):])
+		}
 		if v := s.valueOf(stub); !bytes.Equal(v, captured) {
 			t.Errorf("the stored value is %d bytes, sha256 %s: not the output as Gemini captured it", len(v), e2etest.SHA(v))
 		}
@@ -298,6 +298,8 @@ func scenarios(t *testing.T) {
 			t.Errorf("without the hook the model should see Gemini's own cut: %.300q", got)
 		}
 	})
+
+	t.Run("what AfterTool receives", func(t *testing.T) { afterToolInput(t, captured) })
 
 	t.Run("shell wrapped", func(t *testing.T) {
 		s := newSession(t)
@@ -436,4 +438,93 @@ func scenarios(t *testing.T) {
 		e2etest.WriteMeasure(t, m)
 	}
 	t.Logf("scenarios took %v", time.Since(start).Round(100*time.Millisecond))
+}
+
+// afterToolInput pins why the value is not the command's exact bytes:
+// Gemini hands AfterTool nothing else. A command that prints white space
+// around seq 1 100000 runs with an AfterTool hook that only keeps its
+// input. The input carries the output twice, llmContent and
+// returnDisplay, both exactly as Gemini captured seq 1 100000 alone
+// (trimmed: captured), and nothing else of it; the file Gemini saves the
+// whole output in holds llmContent. So the white space the command wrote
+// is nowhere to be recovered, and two commands that differ by it give a
+// hook the same input.
+func afterToolInput(t *testing.T, captured []byte) {
+	s := newSession(t)
+	dir := filepath.Join(s.Tmp, "after")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep, _ := json.Marshal(`cat > "$(mktemp -p ` + dir + ` after.XXXXXX)"; echo '{}'`)
+	s.writeSettings(`,
+  "hooks": {
+    "AfterTool": [{"matcher": "^run_shell_command$", "hooks": [{"type": "command", "command": ` + string(keep) + `}]}]
+  }`)
+	s.policy([]string{"printf", "seq"})
+	m := startMock(t, shellScript)
+	s.run(m, `shell scenario: printf '\n  '; seq 1 100000; printf '\n\n'`)
+	inputs, _ := filepath.Glob(filepath.Join(dir, "after.*"))
+	if len(inputs) != 1 {
+		t.Fatalf("the hook was run %d times, want once", len(inputs))
+	}
+	raw := read(t, inputs[0])
+	var in struct {
+		ToolResponse map[string]json.RawMessage `json:"tool_response"`
+	}
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		t.Fatalf("the hook input: %v", err)
+	}
+	var members []string
+	for k := range in.ToolResponse {
+		members = append(members, k)
+	}
+	slices.Sort(members)
+	if !slices.Equal(members, []string{"llmContent", "returnDisplay"}) {
+		t.Errorf("tool_response has %v, want llmContent and returnDisplay: Gemini may now hand over more of the output", members)
+	}
+	var llm, display string
+	json.Unmarshal(in.ToolResponse["llmContent"], &llm)
+	json.Unmarshal(in.ToolResponse["returnDisplay"], &display)
+	envelope := regexp.MustCompile(`\A<untrusted_context>\nOutput: ` + regexp.QuoteMeta(string(captured)) + `\nProcess Group PGID: \d+\n</untrusted_context>\z`)
+	if !envelope.MatchString(llm) {
+		t.Errorf("llmContent is not seq 1 100000 trimmed in Gemini's envelope: %.100q … %q", llm, llm[max(0, len(llm)-100):])
+	}
+	if display != string(captured) {
+		t.Errorf("returnDisplay is %d bytes, not seq 1 100000 trimmed (%d)", len(display), len(captured))
+	}
+	// The white space the command wrote before and after seq's output.
+	lost := []string{"\n  1\n2\n", "100000\n\n"}
+	var strs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			strs = append(strs, v)
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	var all any
+	json.Unmarshal([]byte(raw), &all)
+	walk(all)
+	saved, _ := filepath.Glob(filepath.Join(s.Home, ".gemini", "tmp", "*", "tool-outputs", "*", "*.txt"))
+	if len(saved) != 1 {
+		t.Fatalf("Gemini saved %d whole outputs, want one: %v", len(saved), saved)
+	}
+	if b := read(t, saved[0]); b != llm {
+		t.Errorf("the output Gemini saved (%d bytes) is not llmContent", len(b))
+	}
+	for _, str := range strs {
+		for _, l := range lost {
+			if strings.Contains(str, l) {
+				t.Errorf("the hook input holds %q: the command's white space is recoverable", l)
+			}
+		}
+	}
 }

@@ -38,3 +38,27 @@ func TestGeminiCLI(t *testing.T) {
 	retval := e2etest.BuildRetval(t, t.TempDir())
 	e2etest.Isolate(t, envGemini+"="+gemini, envFS+"="+fs, envRetval+"="+retval)
 }
+
+// conversation is what one request told the mock; reply one turn of the
+// model.
+type (
+	conversation = e2etest.Conversation
+	reply        = e2etest.Reply
+)
+
+// startMock serves the Gemini API, scripted.
+func startMock(t testing.TB, s e2etest.Script) *e2etest.Mock {
+	return e2etest.StartMock(t, e2etest.Gemini{Model: model}, s)
+}
+
+// readMore is the turn after call after: run with run_shell_command, as
+// call id, the read-more command of the stub the model received for
+// after — only if the call succeeded, when onlySuccess.
+func readMore(after, id string, onlySuccess bool) e2etest.Turn {
+	return e2etest.Turn{After: after, Then: func(c conversation) (reply, bool) {
+		last := c.Last()
+		cmd := e2etest.ReadMore(last.Text)
+		return reply{ID: id, Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "Read more"}},
+			cmd != "" && !(onlySuccess && last.IsError)
+	}}
+}

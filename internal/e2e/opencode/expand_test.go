@@ -12,32 +12,10 @@ import (
 	"github.com/retval/retval/pkg/expand"
 )
 
-// The worked move of docs/expand.md: a new file made of 20 new lines and
-// lines 2100-2399 of net/http/server.go, which the model read through
-// bash (retained: it only saw the stub).
-const (
-	moveFrom, moveTo = 2100, 2399
-	newLines         = 20
-)
-
-func newText() string {
-	var b strings.Builder
-	for i := 1; i <= newLines; i++ {
-		fmt.Fprintf(&b, "// new line %d of the moved handler file\n", i)
-	}
-	return b.String()
-}
-
 // moveContent is the write's content as the model writes it: $expand: of
-// the new lines and the moved range of the value retained for call_cat.
-func moveContent() string {
-	node, _ := json.Marshal(map[string]any{"$concat": []any{newText(), map[string]any{"$ref": "call_cat", "lines": []int{moveFrom, moveTo}}}})
-	return expand.Prefix + string(node)
-}
-
-// badContent names a range past the value's end and a value that is not
-// there.
-const badContent = expand.Prefix + `{"$concat": ["x", {"$ref": "call_cat", "lines": [9000, 9001]}, {"$ref": "call_nope"}]}`
+// the new lines and the moved range of the value retained for call_cat
+// (the worked move of docs/expand.md).
+func moveContent() string { return e2etest.MoveContent("call_cat") }
 
 // bashContent is a shell command by reference: the moved lines into wc
 // through a here-document. opencode's bash tool records the arguments it
@@ -47,35 +25,25 @@ const bashContent = expand.Prefix + `{"$concat": ["wc -l <<'MOVED'\n", {"$ref": 
 
 // mcpObject is the object form, which opencode lets through to an MCP
 // tool.
-var mcpObject = map[string]any{"$ref": "call_cat", "lines": []int{51, 60}}
+var mcpObject = e2etest.MCPObject("call_cat")
 
 // expandScript: cat the source (retained; the command waits until the
 // client saved it whole, as savedWait says why), write the moved file
 // with a reference, write two files through the filesystem MCP server
 // with the string and the object form, a write whose references fail,
 // then a shell command by reference. Any other prompt (the resumed session's) gets a text.
-func expandScript(dir string, size int) func(conversation) reply {
-	return func(c conversation) reply {
-		if c.Prompt != "expand scenario" {
-			return reply{Text: "done"}
-		}
-		last := c.Last()
-		switch {
-		case last == nil:
-			return reply{ToolID: "call_cat", ToolName: "bash", ToolArgs: map[string]any{"command": "cat server.go; " + savedWait(size), "description": "Read the source"}}
-		case last.ID == "call_cat":
-			return reply{ToolID: "call_write", ToolName: "write", ToolArgs: map[string]any{"filePath": filepath.Join(dir, "moved.go"), "content": moveContent()}}
-		case last.ID == "call_write":
-			return reply{ToolID: "call_mcp1", ToolName: "fs_write_file", ToolArgs: map[string]any{
-				"path": filepath.Join(dir, "mcp_string.txt"), "content": expand.Prefix + `{"$ref": "call_cat", "lines": [1, 50]}`}}
-		case last.ID == "call_mcp1":
-			return reply{ToolID: "call_mcp2", ToolName: "fs_write_file", ToolArgs: map[string]any{"path": filepath.Join(dir, "mcp_object.txt"), "content": mcpObject}}
-		case last.ID == "call_mcp2":
-			return reply{ToolID: "call_bad", ToolName: "write", ToolArgs: map[string]any{"filePath": filepath.Join(dir, "bad.go"), "content": badContent}}
-		case last.ID == "call_bad":
-			return reply{ToolID: "call_bash", ToolName: "bash", ToolArgs: map[string]any{"command": bashContent, "description": "Count the moved lines"}}
-		}
-		return reply{Text: "done"}
+func expandScript(dir string, size int) e2etest.Script {
+	return e2etest.Script{
+		Prompt: e2etest.PromptIs("expand scenario"),
+		Turns: []e2etest.Turn{
+			{Reply: reply{ID: "call_cat", Name: "bash", Args: map[string]any{"command": "cat server.go; " + savedWait(size), "description": "Read the source"}}},
+			{After: "call_cat", Reply: reply{ID: "call_write", Name: "write", Args: map[string]any{"filePath": filepath.Join(dir, "moved.go"), "content": moveContent()}}},
+			{After: "call_write", Reply: reply{ID: "call_mcp1", Name: "fs_write_file", Args: map[string]any{
+				"path": filepath.Join(dir, "mcp_string.txt"), "content": e2etest.MCPString("call_cat")}}},
+			{After: "call_mcp1", Reply: reply{ID: "call_mcp2", Name: "fs_write_file", Args: map[string]any{"path": filepath.Join(dir, "mcp_object.txt"), "content": mcpObject}}},
+			{After: "call_mcp2", Reply: reply{ID: "call_bad", Name: "write", Args: map[string]any{"filePath": filepath.Join(dir, "bad.go"), "content": e2etest.BadContent("call_cat", "call_nope")}}},
+			{After: "call_bad", Reply: reply{ID: "call_bash", Name: "bash", Args: map[string]any{"command": bashContent, "description": "Count the moved lines"}}},
+		},
 	}
 }
 
@@ -126,30 +94,16 @@ func (r chatRequest) system() string {
 	var b strings.Builder
 	for _, m := range r.Messages {
 		if m.Role == "system" {
-			b.WriteString(contentText(m.Content))
+			b.WriteString(e2etest.ContentText(m.Content))
 		}
 	}
 	return b.String()
 }
 
-// sourceLines reads net/http/server.go of the Go that runs the test into
-// the project and returns it and its lines, newlines kept.
-func (s *session) sourceLines() (string, []string) {
-	s.t.Helper()
-	b := e2etest.GoSource(s.t, "src/net/http/server.go")
-	if err := os.WriteFile(filepath.Join(s.Proj, "server.go"), b, 0o644); err != nil {
-		s.t.Fatal(err)
-	}
-	return string(b), strings.SplitAfter(string(b), "\n")
-}
-
 func expandScenarios(t *testing.T, c client) {
 	t.Run("expand", func(t *testing.T) {
 		s := newSession(t, c, true)
-		text, src := s.sourceLines()
-		if len(src) < moveTo {
-			t.Skipf("server.go has %d lines", len(src))
-		}
+		text, src := s.MoveSource()
 		m := startMock(t, expandScript(s.Proj, len(text)))
 		s.configure(m, s.mcpServers())
 		s.run(m, "expand scenario")
@@ -167,18 +121,13 @@ func expandScenarios(t *testing.T, c client) {
 			t.Errorf("the system prompt does not teach the reference form")
 		}
 
-		want := newText() + strings.Join(src[moveFrom-1:moveTo], "")
+		want := e2etest.Moved(src)
 		got, err := os.ReadFile(filepath.Join(s.Proj, "moved.go"))
 		if err != nil || string(got) != want {
 			t.Fatalf("moved.go: %d bytes (%v), want %d bytes exactly", len(got), err, len(want))
 		}
 		summary := fmt.Sprintf("[retval expanded /content: %d bytes, sha256:%s]", len(want), e2etest.SHA([]byte(want)))
-		for name, lines := range map[string][2]int{"mcp_string.txt": {1, 50}, "mcp_object.txt": {51, 60}} {
-			got, err := os.ReadFile(filepath.Join(s.Proj, name))
-			if w := strings.Join(src[lines[0]-1:lines[1]], ""); err != nil || string(got) != w {
-				t.Errorf("%s: %q (%v), want lines %d-%d", name, got, err, lines[0], lines[1])
-			}
-		}
+		e2etest.CheckMCPWrites(t, s.Proj, src)
 		for id, lines := range map[string][2]int{"call_mcp1": {1, 50}, "call_mcp2": {51, 60}} {
 			w := strings.Join(src[lines[0]-1:lines[1]], "")
 			if res, _ := m.Result(id); !strings.Contains(res, fmt.Sprintf("[retval expanded /content: %d bytes, sha256:%s]", len(w), e2etest.SHA([]byte(w)))) {
@@ -188,10 +137,7 @@ func expandScenarios(t *testing.T, c client) {
 
 		bad, _ := m.Result("call_bad")
 		t.Logf("%s: the model received for the bad write: %q", c.name, bad)
-		if _, err := os.Stat(filepath.Join(s.Proj, "bad.go")); err == nil || !strings.Contains(bad, `"/content/$concat/1"`) ||
-			!strings.Contains(bad, "(invalid_range)") || !strings.Contains(bad, `"/content/$concat/2"`) || !strings.Contains(bad, "(unknown_reference)") {
-			t.Errorf("the bad write: file written %v, result %q", err == nil, bad)
-		}
+		e2etest.CheckBad(t, filepath.Join(s.Proj, "bad.go"), bad)
 
 		// The request after the write holds, in the model's history, the
 		// reference form it wrote (not the text) and the bytes and digest.
@@ -213,7 +159,7 @@ func expandScenarios(t *testing.T, c client) {
 
 		// The shell command ran expanded, and the history keeps the
 		// reference form of it too.
-		moved := strings.Join(src[moveFrom-1:moveTo], "")
+		moved := strings.Join(src[e2etest.MoveFrom-1:e2etest.MoveTo], "")
 		bashSummary := fmt.Sprintf("[retval expanded /command: %d bytes, sha256:%s]", len(moved)+len("wc -l <<'MOVED'\n")+len("MOVED\n"),
 			e2etest.SHA([]byte("wc -l <<'MOVED'\n"+moved+"MOVED\n")))
 		if res, _ := m.Result("call_bash"); !strings.HasPrefix(res, "300\n") || !strings.Contains(res, bashSummary) {
@@ -222,18 +168,12 @@ func expandScenarios(t *testing.T, c client) {
 		reqs := m.Requests()
 		checkBashHistory(t, reqs[len(reqs)-1].Body, moved)
 
-		var ledger struct {
-			Total struct {
-				References  int64 `json:"references"`
-				OutputSaved int64 `json:"output_saved_bytes"`
-			} `json:"total"`
-		}
-		json.Unmarshal(s.Ledger(run), &ledger)
-		if ledger.Total.References != 4 || ledger.Total.OutputSaved <= int64(len(want)/2) {
-			t.Errorf("stats: %+v", ledger.Total)
+		refs, saved := s.References(run)
+		if refs != 4 || saved <= int64(len(want)/2) {
+			t.Errorf("stats: %d references, %d output bytes saved", refs, saved)
 		}
 		t.Logf("%s: the model wrote %d bytes of content for the %d-byte file; stats: %d references saved %d output bytes",
-			c.name, len(moveContent()), len(want), ledger.Total.References, ledger.Total.OutputSaved)
+			c.name, len(moveContent()), len(want), refs, saved)
 
 		// Resumed in a new process, the session's history still holds the
 		// references: the plugin finds them in what the client stored.
@@ -260,10 +200,10 @@ func checkHistory(t *testing.T, body, want, summary string) {
 	if got := r.args(t, "call_write")["content"]; got != moveContent() {
 		t.Errorf("the history holds the write's content as %.200q, not the reference form", got)
 	}
-	if strings.Contains(body, jsonText(jsonText(want[len(want)-2000:]))) || strings.Contains(body, jsonText(want[len(want)-2000:])) {
+	if strings.Contains(body, e2etest.JSONText(e2etest.JSONText(want[len(want)-2000:]))) || strings.Contains(body, e2etest.JSONText(want[len(want)-2000:])) {
 		t.Errorf("the history holds the expanded text")
 	}
-	if !strings.Contains(body, jsonText(summary)) {
+	if !strings.Contains(body, e2etest.JSONText(summary)) {
 		t.Errorf("the history does not give %s", summary)
 	}
 }
@@ -275,18 +215,7 @@ func checkBashHistory(t *testing.T, body, moved string) {
 	if got := parseChat(t, body).args(t, "call_bash")["command"]; got != bashContent {
 		t.Errorf("the history holds the shell command as %.200q, not the reference form", got)
 	}
-	if strings.Contains(body, jsonText(jsonText(moved[len(moved)-2000:]))) || strings.Contains(body, jsonText(moved[len(moved)-2000:])) {
+	if strings.Contains(body, e2etest.JSONText(e2etest.JSONText(moved[len(moved)-2000:]))) || strings.Contains(body, e2etest.JSONText(moved[len(moved)-2000:])) {
 		t.Errorf("the history holds the expanded command")
 	}
-}
-
-// jsonText is s as it stands inside a JSON string that JavaScript's
-// JSON.stringify wrote (no HTML escaping).
-func jsonText(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	out := strings.TrimSuffix(b.String(), "\n")
-	return out[1 : len(out)-1]
 }

@@ -70,7 +70,7 @@ func (s *session) writeJSON(path string, v any) {
 
 // configure writes the client's configuration: the mock as the only provider and model,
 // every permission granted, and the MCP servers given.
-func (s *session) configure(m *mockAPI, mcp map[string]any) {
+func (s *session) configure(m *e2etest.Mock, mcp map[string]any) {
 	cfg := map[string]any{
 		"$schema":    "https://opencode.ai/config.json",
 		"model":      "mock/mock-model",
@@ -79,7 +79,7 @@ func (s *session) configure(m *mockAPI, mcp map[string]any) {
 		"permission": map[string]any{"*": "allow", "bash": "allow", "external_directory": "allow"},
 		"provider": map[string]any{"mock": map[string]any{
 			"npm": "@ai-sdk/openai-compatible", "name": "Mock",
-			"options": map[string]any{"baseURL": m.url, "apiKey": "dummy"},
+			"options": map[string]any{"baseURL": m.URL, "apiKey": "dummy"},
 			"models":  map[string]any{"mock-model": map[string]any{"name": "Mock model", "tool_call": true}},
 		}},
 	}
@@ -93,7 +93,7 @@ func (s *session) configure(m *mockAPI, mcp map[string]any) {
 }
 
 // run runs `opencode run [FLAGS] PROMPT` (`kilo run`) against the mock.
-func (s *session) run(m *mockAPI, prompt string, flags ...string) {
+func (s *session) run(m *e2etest.Mock, prompt string, flags ...string) {
 	s.t.Helper()
 	// Generous: a run takes seconds, and a minute or two on a loaded
 	// machine; this only stops a hang.
@@ -134,7 +134,7 @@ func runOf(t *testing.T, cmd string) string {
 // checkStub asserts that got is the stub of value, retained as call id, and
 // that the model's bash tool ran its read-more command and received the
 // exact lines.
-func checkStub(t *testing.T, s *session, m *mockAPI, got, id, value, peekID string) {
+func checkStub(t *testing.T, s *session, m *e2etest.Mock, got, id, value, peekID string) {
 	t.Helper()
 	lines := e2etest.Lines(value)
 	want := fmt.Sprintf("[retained #%s] %d bytes, %d lines, sha256:%s, complete\n", id, len(value), len(lines), e2etest.SHA([]byte(value)))
@@ -286,21 +286,14 @@ func (s *session) mcpServers() map[string]any {
 
 // mcpScript: read the file with the server's read_text_file (opencode
 // names it SERVER_TOOL), run the stub's read-more command, stop.
-func mcpScript(file string) func(conversation) reply {
-	return func(c conversation) reply {
-		if c.Prompt != "mcp scenario" {
-			return reply{Text: "ok"}
-		}
-		last := c.Last()
-		switch {
-		case last == nil:
-			return reply{ToolID: "call_mcp", ToolName: "fs_read_text_file", ToolArgs: map[string]any{"path": file}}
-		case last.ID == "call_mcp":
-			if cmd := e2etest.ReadMore(last.Text); cmd != "" {
-				return reply{ToolID: "call_mpeek", ToolName: "bash", ToolArgs: map[string]any{"command": cmd, "description": "Read more"}}
-			}
-		}
-		return reply{Text: "done"}
+func mcpScript(file string) e2etest.Script {
+	return e2etest.Script{
+		Prompt: e2etest.PromptIs("mcp scenario"),
+		Other:  reply{Text: "ok"},
+		Turns: []e2etest.Turn{
+			{Reply: reply{ID: "call_mcp", Name: "fs_read_text_file", Args: map[string]any{"path": file}}},
+			readMore("call_mcp", "call_mpeek"),
+		},
 	}
 }
 
@@ -315,25 +308,20 @@ func mediumOutput() string {
 	return b.String()
 }
 
-// bashScript: run seq 1 N; then the stub's own read-more command, copied
-// from what the model received; then stop.
-func bashScript(c conversation) reply {
-	n, ok := strings.CutPrefix(c.Prompt, "bash scenario ")
-	if !ok {
-		return reply{Text: "ok"}
-	}
-	command := mediumCommand
-	if lines, err := strconv.Atoi(n); err == nil {
-		command = fmt.Sprintf("seq 1 %d; %s", lines, savedWait(len(e2etest.SeqOutput(lines))))
-	}
-	last := c.Last()
-	switch {
-	case last == nil:
-		return reply{ToolID: "call_seq", ToolName: "bash", ToolArgs: map[string]any{"command": command, "description": "Print lines"}}
-	case last.ID == "call_seq":
-		if cmd := e2etest.ReadMore(last.Text); cmd != "" {
-			return reply{ToolID: "call_peek", ToolName: "bash", ToolArgs: map[string]any{"command": cmd, "description": "Read more"}}
-		}
-	}
-	return reply{Text: "done"}
+// bashScript: run seq 1 N ("bash scenario N"; "bash scenario medium"
+// runs mediumCommand); then the stub's own read-more command, copied from
+// what the model received; then stop.
+var bashScript = e2etest.Script{
+	Prompt: e2etest.PromptPrefix("bash scenario "),
+	Other:  reply{Text: "ok"},
+	Turns: []e2etest.Turn{
+		{Then: func(c conversation) (reply, bool) {
+			command := mediumCommand
+			if lines, err := strconv.Atoi(strings.TrimPrefix(c.Prompt, "bash scenario ")); err == nil {
+				command = fmt.Sprintf("seq 1 %d; %s", lines, savedWait(len(e2etest.SeqOutput(lines))))
+			}
+			return reply{ID: "call_seq", Name: "bash", Args: map[string]any{"command": command, "description": "Print lines"}}, true
+		}},
+		readMore("call_seq", "call_peek"),
+	},
 }

@@ -106,3 +106,24 @@ func testClient(t *testing.T, c client, scenarios func(*testing.T, client)) {
 
 // binary is c's binary, inside the namespace.
 func (c client) binary() string { return os.Getenv(c.envBin) }
+
+// conversation is what one request told the mock; reply one turn of the
+// model.
+type (
+	conversation = e2etest.Conversation
+	reply        = e2etest.Reply
+)
+
+// startMock serves an OpenAI-compatible chat completions API, scripted.
+func startMock(t testing.TB, s e2etest.Script) *e2etest.Mock {
+	return e2etest.StartMock(t, e2etest.ChatCompletions{}, s)
+}
+
+// readMore is the turn after call after: run with bash, as call id, the
+// read-more command of the stub the model received for after.
+func readMore(after, id string) e2etest.Turn {
+	return e2etest.Turn{After: after, Then: func(c conversation) (reply, bool) {
+		cmd := e2etest.ReadMore(c.Last().Text)
+		return reply{ID: id, Name: "bash", Args: map[string]any{"command": cmd, "description": "Read more"}}, cmd != ""
+	}}
+}

@@ -96,14 +96,10 @@ func (s *session) structuredServer() map[string]any {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // structuredScript: call the report tool, then stop.
-func structuredScript(c conversation) reply {
-	if c.Prompt != "structured scenario" {
-		return reply{Text: "ok"}
-	}
-	if c.Last() == nil {
-		return reply{ToolID: "call_sc", ToolName: "sc_report", ToolArgs: map[string]any{}}
-	}
-	return reply{Text: "done"}
+var structuredScript = e2etest.Script{
+	Prompt: e2etest.PromptIs("structured scenario"),
+	Other:  reply{Text: "ok"},
+	Turns:  []e2etest.Turn{{Reply: reply{ID: "call_sc", Name: "sc_report", Args: map[string]any{}}}},
 }
 
 // structuredScenarios: does opencode show the model an MCP result's
