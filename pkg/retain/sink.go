@@ -1,14 +1,16 @@
 package retain
 
 import (
-	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
-	seekable "github.com/SaveTheRbtz/zstd-seekable-format-go/pkg"
 	"github.com/klauspost/compress/zstd"
 	"github.com/retval/retval/internal/fsx"
 )
@@ -65,21 +67,12 @@ type writeback struct {
 	f                *os.File
 	start            func(f *os.File, off, n int64)
 	written, started int64
-	// failed, when not nil, is closed at the first failed write.
-	failed chan struct{}
 }
 
 const writebackStep = 8 << 20
 
 func (w *writeback) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
-	if err != nil && w.failed != nil {
-		select {
-		case <-w.failed:
-		default:
-			close(w.failed)
-		}
-	}
 	w.written += int64(n)
 	if w.start != nil && w.written-w.started >= writebackStep {
 		w.start(w.f, w.started, w.written-w.started)
@@ -90,19 +83,28 @@ func (w *writeback) Write(p []byte) (int, error) {
 
 // FrameSize is the uncompressed size of each frame of a zstd value. Frames
 // are independent, so a read decodes only the frames it needs; 256 KiB
-// keeps the ratio within a few percent of one long stream.
+// keeps the ratio within a few percent of one long stream. Larger frames
+// would not compress faster: klauspost's encoder runs at the same speed on
+// 256 KiB, 1 MiB and 4 MiB frames (docs/BENCHMARKS.md).
 const FrameSize = 256 << 10
 
-// compressors is how many frames are compressed at once: every core, up
-// to 4, so that memory (each encoder keeps its own tables) stays bounded on
-// big machines.
-var compressors = min(runtime.GOMAXPROCS(0), 4)
+// compressWorkers is how many frames are compressed at once: every core,
+// up to 8. The SHA-256 of the same bytes runs on one core at about 2 GB/s,
+// which 8 compressors at 250–400 MB/s each already match, so more would
+// only hold more memory: each worker's encoder keeps about 2.7 MiB (its
+// match tables and history) and its two frames 0.5 MiB each, so the
+// pipeline holds at most 8.4 MiB on 2 cores and 31 MiB on 8 or more,
+// whatever the value's size.
+var compressWorkers = min(runtime.GOMAXPROCS(0), 8)
 
 // zstdEncoder is shared: EncodeAll is safe for concurrent use, with one
-// encoder per core (the default concurrency).
+// encoder per worker. Its output depends on the frame alone, never on
+// which encoder or worker made it, so a value's bytes are the same on any
+// number of cores. Frames carry their checksum (the low 32 bits of the
+// XXH64 of their bytes), which the seek table repeats.
 var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true),
-		zstd.WithEncoderConcurrency(compressors),
+		zstd.WithEncoderConcurrency(compressWorkers),
 		zstd.WithWindowSize(FrameSize))
 	if err != nil {
 		panic(err) // only for invalid options
@@ -110,195 +112,220 @@ var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 	return e
 })
 
-// frameEncoder compresses each frame into a buffer used again once the
-// frame is written. The seekable writer asks for a new buffer for every
-// frame (EncodeAll with a nil dst, which klauspost sizes as the frame: 256
-// KiB), so a 1 GiB value made 1 GiB of garbage; the collector ran 78 times
-// and let the heap grow to twice what was live (43 MB peak RSS for a
-// retain --compress zstd of 1 GiB).
-type frameEncoder struct {
-	enc  *zstd.Encoder
-	mu   sync.Mutex
-	out  map[*byte][]byte // a frame's compressed bytes, by its source's first byte, until written
-	free [][]byte
-	made int // buffers made
+// errSinkStopped is the cause a stopped pipeline reports: the retain
+// dropped its content file.
+var errSinkStopped = errors.New("retain: zstd sink stopped")
+
+// zframe is one frame on its way through the pipeline: filled by Write,
+// compressed by a worker, written by the writer, then used again.
+type zframe struct {
+	seq   int64 // its place among the value's frames; -1 while being filled
+	src   []byte
+	dst   []byte        // src compressed, once ready has been sent
+	ready chan struct{} // capacity 1: the worker's word that dst is done
 }
 
-func (e *frameEncoder) EncodeAll(src, dst []byte) []byte {
-	if len(src) == 0 || dst != nil {
-		return e.enc.EncodeAll(src, dst)
-	}
-	e.mu.Lock()
-	if n := len(e.free); n > 0 {
-		dst, e.free = e.free[n-1], e.free[:n-1]
-	}
-	e.mu.Unlock()
-	if dst == nil {
-		dst = make([]byte, 0, FrameSize)
-		e.mu.Lock()
-		e.made++
-		e.mu.Unlock()
-	}
-	out := e.enc.EncodeAll(src, dst)
-	e.mu.Lock()
-	e.out[&src[0]] = out
-	e.mu.Unlock()
-	return out
+// seekEntry is a written frame's entry in the seek table.
+type seekEntry struct {
+	off                int64 // where the frame starts in the file
+	size, usize, check uint32
 }
 
-// written takes back the buffer of the frame whose source was src: the
-// writer is done with it.
-func (e *frameEncoder) written(src []byte) {
-	if len(src) == 0 {
-		return
-	}
-	e.mu.Lock()
-	if b, ok := e.out[&src[0]]; ok {
-		delete(e.out, &src[0])
-		e.free = append(e.free, b[:0])
-	}
-	e.mu.Unlock()
-}
-
-// zstdSink compresses frames on all cores (seekable.Writer.WriteMany) and
-// writes them in order, then the seek table.
+// zstdSink writes a seekable zstd file. Write cuts the value into frames
+// of FrameSize bytes; compressWorkers workers compress them, in any order,
+// and one writer writes them in the value's order, then Finish writes the
+// seek table. At most depth frames exist, so memory is bounded whatever the
+// value's size: a Write waits for a free frame when compression falls
+// behind.
 type zstdSink struct {
-	f      *os.File
-	sw     *seekable.Writer
-	enc    *frameEncoder
-	frames chan []byte
-	// queue is frames, kept after stop closes it: frames queued that the
-	// compressor never took are still there for ReadBack.
-	queue chan []byte
-	done  chan error
-	cur   []byte
+	f   *os.File
+	out io.Writer // f, through its writeback
 
-	mu      sync.Mutex
-	pending [][]byte                    // sourced, not yet written, in order
-	written []seekable.FrameOffsetEntry // written frames
-	free    [][]byte
-	failed  error
+	ctx  context.Context
+	stop context.CancelCauseFunc // ends the pipeline: by its writer on a failed write, or by abort
+	wg   sync.WaitGroup
+
+	depth int
+	all   []*zframe    // every frame made, at most depth
+	jobs  chan *zframe // to the workers
+	order chan *zframe // to the writer, in the value's order
+	free  chan *zframe // written frames, to be filled again
+	cur   *zframe      // the frame Write is filling
+	sent  int64        // frames pushed
+	shut  bool         // jobs and order are closed
+	err   error        // the pipeline's error, once Write or Finish saw it
+	rest  []byte       // bytes accepted after the pipeline failed, for ReadBack
+
+	entries []seekEntry // the writer's until wg.Wait returns
+	offset  int64       // the writer's: bytes of frames written
 }
 
-func newZstdSink(f *os.File, start func(f *os.File, off, n int64)) (*zstdSink, error) {
-	enc := &frameEncoder{enc: zstdEncoder(), out: make(map[*byte][]byte)}
-	wb := &writeback{f: f, start: start, failed: make(chan struct{})}
-	sw, err := seekable.NewWriter(wb, enc)
-	if err != nil {
-		return nil, err
+func newZstdSink(f *os.File, start func(f *os.File, off, n int64)) *zstdSink {
+	return newZstdSinkTo(f, &writeback{f: f, start: start}, compressWorkers)
+}
+
+// newZstdSinkTo writes frames and the seek table to out (f, or a test's
+// writer in front of it) with the given number of workers. ReadBack reads
+// the frames written back from f.
+func newZstdSinkTo(f *os.File, out io.Writer, workers int) *zstdSink {
+	depth := 2*workers + 2 // a frame per worker, as many queued, one being written, one being filled
+	s := &zstdSink{f: f, out: out, depth: depth,
+		jobs: make(chan *zframe, depth), order: make(chan *zframe, depth), free: make(chan *zframe, depth)}
+	s.ctx, s.stop = context.WithCancelCause(context.Background())
+	enc := zstdEncoder()
+	for range workers {
+		s.wg.Go(func() { s.compress(enc) })
 	}
-	frames := make(chan []byte, 4)
-	s := &zstdSink{f: f, sw: sw, enc: enc, frames: frames, queue: frames, done: make(chan error, 1)}
-	// A frame write that failed ends the compressor: WriteMany returns only
-	// once the source does, and the source would otherwise wait for a
-	// frame the writer will never take. The frames not taken stay in the
-	// queue for ReadBack.
-	source := func() ([]byte, error) {
-		var b []byte
-		var ok bool
+	s.wg.Go(s.write)
+	return s
+}
+
+// compress is a worker: it compresses frames until there are no more or
+// the pipeline stops.
+func (s *zstdSink) compress(enc *zstd.Encoder) {
+	for {
 		select {
-		case b, ok = <-frames:
-		case <-wb.failed:
+		case <-s.ctx.Done():
+			return
+		case f, ok := <-s.jobs:
+			if !ok {
+				return
+			}
+			f.dst = enc.EncodeAll(f.src, f.dst[:0])
+			f.ready <- struct{}{}
 		}
-		if !ok {
-			return nil, nil
-		}
-		s.mu.Lock()
-		s.pending = append(s.pending, b)
-		s.mu.Unlock()
-		return b, nil
 	}
-	written := func(e seekable.FrameOffsetEntry) {
-		s.mu.Lock()
-		s.written = append(s.written, e)
-		enc.written(s.pending[0])
-		s.free = append(s.free, s.pending[0])
-		s.pending = s.pending[1:]
-		s.mu.Unlock()
-	}
-	go func() {
-		s.done <- sw.WriteMany(context.Background(), source, seekable.WithWriteCallback(written), seekable.WithConcurrency(compressors))
-	}()
-	return s, nil
 }
 
-func (s *zstdSink) buffer() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n := len(s.free); n > 0 {
-		b := s.free[n-1]
-		s.free = s.free[:n-1]
-		return b[:0]
+// write is the writer: it writes the frames in order as they are
+// compressed. A failed write stops the pipeline with its error; a stopped
+// pipeline writes no frame after the one under way.
+func (s *zstdSink) write() {
+	for s.ctx.Err() == nil {
+		var f *zframe
+		select {
+		case <-s.ctx.Done():
+			return
+		case next, ok := <-s.order:
+			if !ok {
+				return
+			}
+			f = next
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-f.ready:
+		}
+		n, err := s.out.Write(f.dst)
+		if err == nil && n < len(f.dst) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			s.stop(err)
+			return
+		}
+		s.entries = append(s.entries, seekEntry{off: s.offset, size: uint32(n), usize: uint32(len(f.src)),
+			check: binary.LittleEndian.Uint32(f.dst[n-4:])}) // the frame's checksum ends it
+		s.offset += int64(n)
+		s.free <- f
 	}
-	return make([]byte, 0, FrameSize)
+}
+
+// frame returns an empty frame to fill: a written one, or a new one while
+// fewer than depth exist, or it waits for one to be written.
+func (s *zstdSink) frame() (*zframe, error) {
+	if s.ctx.Err() != nil {
+		return nil, context.Cause(s.ctx)
+	}
+	var f *zframe
+	select {
+	case f = <-s.free:
+	default:
+		if len(s.all) < s.depth {
+			f = &zframe{src: make([]byte, 0, FrameSize), ready: make(chan struct{}, 1)}
+			s.all = append(s.all, f)
+			break
+		}
+		select {
+		case f = <-s.free:
+		case <-s.ctx.Done():
+			return nil, context.Cause(s.ctx)
+		}
+	}
+	f.seq, f.src = -1, f.src[:0]
+	return f, nil
+}
+
+// push hands the frame being filled to the workers and the writer. It
+// never waits: with at most depth frames, the channels have room.
+func (s *zstdSink) push() {
+	f := s.cur
+	s.cur = nil
+	f.seq = s.sent
+	s.sent++
+	s.jobs <- f
+	s.order <- f
 }
 
 // Write copies p into frames; every byte of p is accepted (and reproduced
-// by ReadBack) even when the compressor has failed.
+// by ReadBack) even when the pipeline has failed.
 func (s *zstdSink) Write(p []byte) (int, error) {
 	n := len(p)
-	for len(p) > 0 {
+	for len(p) > 0 && s.err == nil {
 		if s.cur == nil {
-			s.cur = s.buffer()
-		}
-		k := min(len(p), FrameSize-len(s.cur))
-		s.cur = append(s.cur, p[:k]...)
-		p = p[k:]
-		if len(s.cur) == FrameSize {
-			if err := s.push(); err != nil {
-				s.cur = append(s.cur, p...) // kept for ReadBack
-				return n, err
+			if s.cur, s.err = s.frame(); s.err != nil {
+				break
 			}
 		}
+		k := min(len(p), FrameSize-len(s.cur.src))
+		s.cur.src = append(s.cur.src, p[:k]...)
+		p = p[k:]
+		if len(s.cur.src) == FrameSize {
+			s.push()
+		}
+	}
+	if s.err != nil {
+		s.rest = append(s.rest, p...)
+		return n, s.err
 	}
 	return n, nil
 }
 
-func (s *zstdSink) push() error {
-	if s.failed != nil {
-		return s.failed
+// shutdown closes the pipeline's input and waits for its goroutines.
+func (s *zstdSink) shutdown() {
+	if !s.shut {
+		s.shut = true
+		close(s.jobs)
+		close(s.order)
 	}
-	select {
-	case s.frames <- s.cur:
-		s.cur = nil
-		return nil
-	case err := <-s.done:
-		if err == nil {
-			err = io.ErrClosedPipe
-		}
-		s.failed = err
-		return err
+	s.wg.Wait()
+	if s.err == nil && s.ctx.Err() != nil {
+		s.err = context.Cause(s.ctx)
 	}
 }
 
-// stop ends the compressor and returns its error.
-func (s *zstdSink) stop() error {
-	if s.frames == nil {
-		return s.failed
-	}
-	close(s.frames)
-	s.frames = nil
-	if s.failed != nil {
-		return s.failed
-	}
-	err := <-s.done
-	if err != nil {
-		s.failed = err
-	}
-	return err
+// abort stops the pipeline without completing the file: each worker
+// finishes the frame it is on, the writer the write it is in, and all
+// exit. Frames not written stay in memory for ReadBack.
+func (s *zstdSink) abort() {
+	s.stop(errSinkStopped)
+	s.shutdown()
 }
 
 func (s *zstdSink) Finish() (int64, error) {
-	if len(s.cur) > 0 {
-		if err := s.push(); err != nil {
-			return 0, err
-		}
+	if s.err == nil && s.cur != nil {
+		s.push()
 	}
-	if err := s.stop(); err != nil {
-		return 0, err
+	s.shutdown()
+	if s.err != nil {
+		return 0, s.err
 	}
-	if err := s.sw.Close(); err != nil {
-		return 0, err
+	s.stop(nil)
+	table := appendSeekTable(nil, s.entries)
+	if n, err := s.out.Write(table); err != nil || n < len(table) {
+		s.err = cmp.Or(err, io.ErrShortWrite)
+		return 0, s.err
 	}
 	if err := fsx.SyncFile(s.f); err != nil {
 		return 0, err
@@ -310,36 +337,39 @@ func (s *zstdSink) Finish() (int64, error) {
 	return fi.Size(), nil
 }
 
-// ReadBack writes every accepted byte: written frames decoded from the
-// file, then frames not yet written, then the frame being filled.
+// appendSeekTable appends the seek table of the seekable format (zstd's
+// contrib/seekable_format): a skippable frame holding each frame's
+// compressed size, uncompressed size and checksum, then a footer with the
+// number of frames, a descriptor (checksums present) and the magic number.
+// openZstd reads it back.
+func appendSeekTable(b []byte, entries []seekEntry) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint32(b, seekTableFrameMagic)
+	b = le.AppendUint32(b, uint32(len(entries)*12+seekTableFooterSize))
+	for _, e := range entries {
+		b = le.AppendUint32(b, e.size)
+		b = le.AppendUint32(b, e.usize)
+		b = le.AppendUint32(b, e.check)
+	}
+	b = le.AppendUint32(b, uint32(len(entries)))
+	b = append(b, seekTableChecksums)
+	return le.AppendUint32(b, seekTableMagic)
+}
+
+// ReadBack writes every accepted byte: frames written, decoded from the
+// file, then frames not yet written, then the frame being filled. It stops
+// the pipeline first.
 func (s *zstdSink) ReadBack(out io.Writer) error {
-	// Stop the compressor first, then take the frames it never sourced:
-	// with it gone, nothing else receives, so their order is kept.
-	// (stop may have closed it already: a frame sent after the compressor
-	// failed sits in the channel's buffer all the same.)
-	var queued [][]byte
-	if ch := s.frames; ch != nil {
-		close(ch)
-		s.frames = nil
-		if s.failed == nil {
-			s.failed = <-s.done
-		}
-	}
-	for b := range s.queue {
-		queued = append(queued, b)
-	}
+	s.abort()
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(4*FrameSize))
 	if err != nil {
 		return err
 	}
 	defer dec.Close()
-	s.mu.Lock()
-	written, pending := s.written, s.pending
-	s.mu.Unlock()
-	var dst []byte
-	for _, e := range written {
-		src := make([]byte, e.CompressedSize)
-		if _, err := s.f.ReadAt(src, int64(e.CompressedOffset)); err != nil {
+	var src, dst []byte
+	for _, e := range s.entries {
+		src = slices.Grow(src[:0], int(e.size))[:e.size]
+		if _, err := s.f.ReadAt(src, e.off); err != nil {
 			return err
 		}
 		if dst, err = dec.DecodeAll(src, dst[:0]); err != nil {
@@ -349,12 +379,25 @@ func (s *zstdSink) ReadBack(out io.Writer) error {
 			return err
 		}
 	}
-	for _, b := range append(append(pending, queued...), s.cur) {
-		if _, err := io.Copy(out, bytes.NewReader(b)); err != nil {
+	// Every frame pushed and not written is still in flight, so still
+	// holds its bytes; written frames have a lower seq.
+	var pending []*zframe
+	for _, f := range s.all {
+		if f.seq >= int64(len(s.entries)) {
+			pending = append(pending, f)
+		}
+	}
+	slices.SortFunc(pending, func(a, b *zframe) int { return cmp.Compare(a.seq, b.seq) })
+	if s.cur != nil {
+		pending = append(pending, s.cur)
+	}
+	for _, f := range pending {
+		if _, err := out.Write(f.src); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err = out.Write(s.rest)
+	return err
 }
 
 func (s *zstdSink) File() *os.File           { return s.f }

@@ -208,7 +208,7 @@ type writer struct {
 func (w *writer) dropSink() {
 	if w.sink != nil {
 		if z, ok := w.sink.(*zstdSink); ok {
-			z.stop()
+			z.abort()
 		}
 		f := w.sink.File()
 		f.Close()
@@ -338,13 +338,7 @@ func (w *writer) open() error {
 		return err
 	}
 	if w.comp == CompressZstd {
-		z, err := newZstdSink(tmp, start)
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			return err
-		}
-		w.sink = z
+		w.sink = newZstdSink(tmp, start)
 	} else {
 		w.sink = newPlainSink(tmp, start)
 	}

@@ -12,7 +12,9 @@ import (
 )
 
 const (
+	seekTableFrameMagic = 0x184D2A5E // a skippable frame's magic, tag 0xE
 	seekTableFooterSize = 9
+	seekTableChecksums  = 0x80 // the footer's descriptor: entries carry a checksum
 	seekTableMagic      = 0x8F92EAB1
 	maxFrameSize        = 4 << 20 // no frame of ours is larger; a larger one is refused
 )
@@ -66,7 +68,7 @@ func openZstd(f io.ReaderAt, d *Descriptor) (*zstdReaderAt, error) {
 	}
 	n := int64(binary.LittleEndian.Uint32(footer[0:]))
 	entry := int64(8)
-	if footer[4]&0x80 != 0 {
+	if footer[4]&seekTableChecksums != 0 {
 		entry = 12
 	}
 	tableLen := 8 + n*entry + seekTableFooterSize
