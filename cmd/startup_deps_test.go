@@ -73,7 +73,7 @@ const (
 var knownHeavyInits = map[string]string{
 	"github.com/aws/aws-sdk-go-v2/service/s3/internal/endpoints": "the S3 SDK's endpoint tables (object storage, --store s3://)",
 	"github.com/aws/aws-sdk-go-v2/internal/v4a":                  "the S3 SDK's SigV4a signer",
-	"go.yaml.in/yaml/v3":                                         "YAML config files (--config FILE.yaml)",
+	"go.yaml.in/yaml/v3": "YAML config files (--config FILE.yaml)",
 }
 
 // initTrace is one line of GODEBUG=inittrace=1.
