@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,6 +92,9 @@ func TestPeekInits(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "retval")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/retval/retval")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as a release is built
 	if out, err := build.CombinedOutput(); err != nil {
