@@ -99,7 +99,27 @@ func envOf(c *cli.Command) *env { return c.Root().Metadata["env"].(*env) }
 // exit status. It never panics: a panic is reported as one line,
 // "retval: internal error: …", and exit status 1.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if versionOnly(args) {
+		// The answer the flag library gives, without building the
+		// commands: what a script that checks the version waits for is
+		// the process's start-up alone.
+		printVersion(stdout)
+		return exitOK
+	}
 	return mainFor(commandOf(args), args, stdin, stdout, stderr)
+}
+
+// versionOnly reports whether the command line is the version flag alone,
+// in any of the spellings the flag library reads as it.
+func versionOnly(args []string) bool {
+	if len(args) != 2 {
+		return false
+	}
+	switch args[1] {
+	case "--version", "-version", "-v", "--v":
+		return true
+	}
+	return false
 }
 
 // mainFor is Main with command only built ("" for all).

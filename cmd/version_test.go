@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"bytes"
+	"io"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -74,5 +76,32 @@ func TestVersionFlag(t *testing.T) {
 	_, help, _ := run(t, "", "--help")
 	if strings.Contains(help, "VERSION") || strings.Contains(help, versionFlagGate) {
 		t.Errorf("retval --help shows a version:\n%s", help)
+	}
+}
+
+// TestVersionAlone: the version flag alone is answered without building
+// the commands (a script that checks the version pays start-up, not
+// urfave/cli's setup of fourteen commands), and answers as the flag
+// library does with every command built.
+func TestVersionAlone(t *testing.T) {
+	for _, flag := range []string{"--version", "-version", "-v", "--v"} {
+		args := []string{"retval", flag}
+		var out1, err1, out2, err2 bytes.Buffer
+		c1 := Main(args, strings.NewReader(""), &out1, &err1)
+		c2 := mainFor("", args, strings.NewReader(""), &out2, &err2)
+		if c1 != c2 || out1.String() != out2.String() || err1.String() != err2.String() {
+			t.Errorf("retval %s: exit %d, stdout %q, stderr %q; the flag library answers exit %d, stdout %q, stderr %q",
+				flag, c1, out1.String(), err1.String(), c2, out2.String(), err2.String())
+		}
+		if raceEnabled {
+			continue // allocations are counted without -race
+		}
+		n := testing.AllocsPerRun(10, func() {
+			out1.Reset()
+			Main(args, strings.NewReader(""), &out1, io.Discard)
+		})
+		if n > 50 {
+			t.Errorf("retval %s makes %.0f allocations: it builds the commands", flag, n)
+		}
 	}
 }

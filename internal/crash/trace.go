@@ -181,14 +181,20 @@ func (p *parser) parse(log string) error {
 }
 
 // splitCall reads `name(args) = ret` into its parts; args split at
-// top-level commas (every string is \x-escaped, so holds no comma).
+// top-level commas (every string is \x-escaped, so holds no comma). strace
+// pads a short line before its " = ", and the end of a resumed call is
+// such a line: `<... fsync resumed>)              = 0`.
 func splitCall(s string) (name string, args []string, ret string, ok bool) {
 	open := strings.IndexByte(s, '(')
-	eq := strings.LastIndex(s, ") = ")
+	eq := strings.LastIndex(s, " = ")
 	if open < 0 || eq < open {
 		return "", nil, "", false
 	}
-	name, inner, ret := s[:open], s[open+1:eq], strings.TrimSpace(s[eq+4:])
+	end := len(strings.TrimRight(s[:eq], " ")) - 1
+	if end <= open || s[end] != ')' {
+		return "", nil, "", false
+	}
+	name, inner, ret := s[:open], s[open+1:end], strings.TrimSpace(s[eq+3:])
 	depth, start := 0, 0
 	for i := 0; i < len(inner); i++ {
 		switch inner[i] {

@@ -11,11 +11,18 @@ import (
 // (Dir.Sync is the one for directories); both count their calls for the
 // crash explorer's mutation run (internal/crash).
 func SyncFile(f *os.File) error {
+	if TestHookSyncFile != nil {
+		TestHookSyncFile(f.Name())
+	}
 	if skipSync() {
 		return nil
 	}
 	return f.Sync()
 }
+
+// TestHookSyncFile, when set, sees the name of every file SyncFile syncs
+// (as TestHookSync sees directories).
+var TestHookSyncFile func(name string)
 
 // skipNth is the fsync to leave out, from RETVAL_TEST_SKIP_FSYNC=N (the
 // Nth sync of the process, counting from 1), read once; 0 skips none. It

@@ -57,24 +57,29 @@ type bashResponse struct {
 	PersistedOutputPath string `json:"persistedOutputPath"`
 }
 
+// claudeHead is what the hook reads of its input besides tool_response.
+type claudeHead struct {
+	SessionID     string          `json:"session_id"`
+	HookEventName string          `json:"hook_event_name"`
+	ToolName      string          `json:"tool_name"`
+	ToolUseID     string          `json:"tool_use_id"`
+	ToolInput     json.RawMessage `json:"tool_input"`
+}
+
 func (claudeCode) Answer(h *Hook, b []byte) (Answer, error) {
 	// tool_response, which may be megabytes, is taken as a slice of the
 	// input, not decoded into a copy of it.
-	var head struct {
-		SessionID     string          `json:"session_id"`
-		HookEventName string          `json:"hook_event_name"`
-		ToolName      string          `json:"tool_name"`
-		ToolUseID     string          `json:"tool_use_id"`
-		ToolInput     json.RawMessage `json:"tool_input"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return Answer{}, fmt.Errorf("the hook input is not a JSON object: %v", err)
+	var head claudeHead
+	m, ok := decodeMembers(b, &head)
+	if !ok {
+		head = claudeHead{}
+		if err := json.Unmarshal(b, &head); err != nil {
+			return Answer{}, fmt.Errorf("the hook input is not a JSON object: %v", err)
+		}
+		m, _ = mcpresult.Members(b)
 	}
 	in := Input{SessionID: head.SessionID, HookEventName: head.HookEventName, ToolName: head.ToolName,
-		ToolUseID: head.ToolUseID, ToolInput: head.ToolInput}
-	if m, ok := mcpresult.Members(b); ok {
-		in.ToolResponse = m["tool_response"]
-	}
+		ToolUseID: head.ToolUseID, ToolInput: head.ToolInput, ToolResponse: m["tool_response"]}
 	call := Call{Run: in.SessionID, ID: in.ToolUseID, Tool: in.ToolName}
 	switch in.HookEventName {
 	case "PreToolUse":
@@ -109,7 +114,11 @@ func claudeBash(h *Hook, call Call, raw json.RawMessage) (Answer, error) {
 	var resp bashResponse
 	m, ok := mcpresult.Members(raw)
 	stdout := m["stdout"]
-	if !ok || len(stdout) == 0 || stdout[0] != '"' || json.Unmarshal(raw, &resp) != nil {
+	if ok && !decodeFields(m, &resp) {
+		resp = bashResponse{}
+		ok = json.Unmarshal(raw, &resp) == nil
+	}
+	if !ok || len(stdout) == 0 || stdout[0] != '"' {
 		return Answer{}, errors.New("the Bash tool_response has no stdout")
 	}
 	if resp.IsImage {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/retval/retval/pkg/expand"
@@ -238,7 +239,7 @@ func geminiShellOutput(h *Hook, in geminiInput, call Call, content json.RawMessa
 	if !ok {
 		return geminiAnswer(geminiOutput{}, nil, "not a command's output (cancelled, in the background, or summarized): shown as is")
 	}
-	trailer := shellTrailer.FindString(rest)
+	trailer := shellTrailer().FindString(rest)
 	value := rest[:len(rest)-len(trailer)]
 	shown, reason, err := h.Shell(call, Shell{Stdout: value, Note: geminiShellNote})
 	if err != nil {
@@ -265,7 +266,9 @@ const geminiShellNote = "[the value is the output as Gemini CLI captured it (std
 // shellTrailer is what Gemini's shell tool adds after a command's output:
 // the exit code, signal, background processes and process group, each on
 // its own line and each only when there is one, in this order.
-var shellTrailer = regexp.MustCompile(`(\nExit Code: -?\d+)?(\nSignal: [^\n]+)?(\nBackground PIDs: \d+(, \d+)*)?(\nProcess Group PGID: \d+)?\z`)
+var shellTrailer = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(\nExit Code: -?\d+)?(\nSignal: [^\n]+)?(\nBackground PIDs: \d+(, \d+)*)?(\nProcess Group PGID: \d+)?\z`)
+})
 
 // geminiMCPOutput retains an MCP tool's text: Gemini hands over its
 // content as parts, each text block in its own <untrusted_context>

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sync"
 
 	"github.com/retval/retval/pkg/expand"
 	"github.com/retval/retval/pkg/retain"
@@ -91,7 +92,7 @@ type opencodeAnswer struct {
 // shellMetadata is the block opencode's shell tool adds after a command's
 // output (exit reasons, timeouts): it is not the output, and it stays
 // after the stub.
-var shellMetadata = regexp.MustCompile(`(?s)\n\n<shell_metadata>\n.*</shell_metadata>\z`)
+var shellMetadata = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)\n\n<shell_metadata>\n.*</shell_metadata>\z`) })
 
 func (opencode) Answer(h *Hook, b []byte) (Answer, error) {
 	var in opencodeInput
@@ -144,7 +145,7 @@ func opencodeRetain(h *Hook, call Call, in opencodeInput, a *opencodeAnswer) (*r
 		return kept.Descriptor, "", nil
 	case out.Output != nil:
 		value := *out.Output
-		trailer := shellMetadata.FindString(value)
+		trailer := shellMetadata().FindString(value)
 		value = value[:len(value)-len(trailer)]
 		shown, reason, err := h.Shell(call, Shell{Stdout: value, Saved: out.Metadata.OutputPath, SavedAs: "metadata.outputPath"})
 		if shown == nil {

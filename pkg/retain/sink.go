@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/retval/retval/internal/fsx"
 )
 
 // A sink stores a value's bytes in its temporary content file: as they are
@@ -21,7 +20,9 @@ import (
 // retain can still print its input unchanged.
 type sink interface {
 	Write(p []byte) (int, error)
-	// Finish completes the file (trailer, fsync) and returns its size.
+	// Finish completes the file (a zstd trailer) and returns its size. It
+	// does not sync it: the backend does, where and when the file becomes
+	// the value's.
 	Finish() (int64, error)
 	ReadBack(out io.Writer) error
 	File() *os.File
@@ -46,7 +47,7 @@ func (s *plainSink) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *plainSink) Finish() (int64, error) { return s.written, fsx.SyncFile(s.f) }
+func (s *plainSink) Finish() (int64, error) { return s.written, nil }
 
 func (s *plainSink) ReadBack(out io.Writer) error {
 	_, err := io.Copy(out, io.NewSectionReader(s.f, 0, s.written))
@@ -326,9 +327,6 @@ func (s *zstdSink) Finish() (int64, error) {
 	if n, err := s.out.Write(table); err != nil || n < len(table) {
 		s.err = cmp.Or(err, io.ErrShortWrite)
 		return 0, s.err
-	}
-	if err := fsx.SyncFile(s.f); err != nil {
-		return 0, err
 	}
 	fi, err := s.f.Stat()
 	if err != nil {

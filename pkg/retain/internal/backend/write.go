@@ -30,7 +30,7 @@ type CommitReq struct {
 	Run, ID format.ID
 	Desc    *format.Descriptor // to commit: the backend sets Created and StoredBytes
 	Comp    format.Compression
-	Content *os.File // the finished temporary content file
+	Content *os.File // the finished temporary content file, not synced yet
 	Stored  int64    // its bytes
 	// index is the line index of a value of over IndexMinSize bytes, nil
 	// for a smaller one.

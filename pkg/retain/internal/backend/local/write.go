@@ -22,6 +22,10 @@ type localWrite struct {
 	id   format.ID
 	lock *backend.RunLock
 	prev *format.Descriptor
+	// synced: the content file was synced (syncContent); index: the line
+	// index's synced temporary file, once written (indexFile).
+	synced bool
+	index  *os.File
 }
 
 // BeginWrite creates the run directory if needed and takes its lock
@@ -54,17 +58,23 @@ func (lw *localWrite) Spool() (*os.File, func(f *os.File, off, n int64), error) 
 // conflict and capacity checks and the renames are one step for writers.
 func (lw *localWrite) Commit(c *backend.CommitReq) backend.CommitResult {
 	d, stored := c.Desc, c.Stored
-	var index *os.File
-	if c.Index != nil {
-		f, err := lw.writeIndex(c)
-		if err != nil {
+	defer func() {
+		if lw.index != nil {
+			lw.index.Close()
+			os.Remove(lw.index.Name()) // a no-op once renamed away
+		}
+	}()
+	// Content and index are synced before the commit lock is taken, so
+	// that retains into one run wait for the disk side by side — unless
+	// the call held these very bytes when the retain began: they are then
+	// most likely dropped (again), and synced only if they are renamed in.
+	if p := lw.prev; p == nil || p.SHA256 != d.SHA256 || p.Size != d.Size {
+		if err := lw.syncContent(c); err != nil {
 			return backend.CommitResult{Failed: err}
 		}
-		index = f
-		defer func() {
-			index.Close()
-			os.Remove(index.Name()) // a no-op once renamed away
-		}()
+		if _, err := lw.indexFile(c); err != nil {
+			return backend.CommitResult{Failed: err}
+		}
 	}
 
 	unlock, err := lockCommit(lw.dir)
@@ -83,7 +93,7 @@ func (lw *localWrite) Commit(c *backend.CommitReq) backend.CommitResult {
 		if old.SHA256 != d.SHA256 || old.Size != d.Size {
 			return backend.CommitResult{Conflict: old}
 		}
-		return lw.again(c, old, index)
+		return lw.again(c, old)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		// A damaged descriptor: the model still gets the output.
 		return backend.CommitResult{Failed: err}
@@ -108,6 +118,13 @@ func (lw *localWrite) Commit(c *backend.CommitReq) backend.CommitResult {
 		os.Remove(metaPath)
 		os.Remove(contentPath)
 		os.Remove(filepath.Join(lw.dir, format.LinesName(c.ID)))
+		return backend.CommitResult{Failed: err}
+	}
+	if err := lw.syncContent(c); err != nil {
+		return backend.CommitResult{Failed: err}
+	}
+	index, err := lw.indexFile(c)
+	if err != nil {
 		return backend.CommitResult{Failed: err}
 	}
 	if err := os.Rename(c.Content.Name(), contentPath); err != nil {
@@ -139,10 +156,10 @@ func (lw *localWrite) Commit(c *backend.CommitReq) backend.CommitResult {
 // renames as a first commit. A stub is printed only for a value that
 // verifies; otherwise the input goes out verbatim. The caller holds the
 // run directory's exclusive flock.
-func (lw *localWrite) again(c *backend.CommitReq, old *format.Descriptor, index *os.File) backend.CommitResult {
+func (lw *localWrite) again(c *backend.CommitReq, old *format.Descriptor) backend.CommitResult {
 	probs := lw.verify(c, old)
 	if len(probs) > 0 {
-		if err := lw.restore(c, old, index, probs); err != nil {
+		if err := lw.restore(c, old, probs); err != nil {
 			return backend.CommitResult{Failed: fmt.Errorf("value %q of run %q is damaged and could not be restored: %w (run retval verify; retain under a new call id)", c.ID, c.Run, err)}
 		}
 		if probs := lw.verify(c, old); len(probs) > 0 {
@@ -161,7 +178,7 @@ func (lw *localWrite) again(c *backend.CommitReq, old *format.Descriptor, index 
 // ones of old. Content stored in another representation than old's gets a
 // descriptor naming the new one (written last, the commit point), then
 // the old file is removed.
-func (lw *localWrite) restore(c *backend.CommitReq, old *format.Descriptor, index *os.File, probs []format.Problem) error {
+func (lw *localWrite) restore(c *backend.CommitReq, old *format.Descriptor, probs []format.Problem) error {
 	bad := map[string]bool{}
 	for _, p := range probs {
 		bad[p.File] = true
@@ -172,6 +189,9 @@ func (lw *localWrite) restore(c *backend.CommitReq, old *format.Descriptor, inde
 		// The sink stays open: should the value still not verify, the
 		// input is read back from it. Its temporary name is gone, so
 		// dropping it removes nothing.
+		if err := lw.syncContent(c); err != nil {
+			return err
+		}
 		if err := os.Rename(c.Content.Name(), filepath.Join(lw.dir, format.ContentName(c.ID, c.Comp))); err != nil {
 			return err
 		}
@@ -193,12 +213,42 @@ func (lw *localWrite) restore(c *backend.CommitReq, old *format.Descriptor, inde
 	lines := filepath.Join(lw.dir, format.LinesName(c.ID))
 	// verify stops at bad content before it looks at the index, so new
 	// content gets this retain's index too.
-	if _, err := os.Lstat(lines); index != nil && (contentBad || bad[format.LinesName(c.ID)] || err != nil) {
+	if _, err := os.Lstat(lines); c.Index != nil && (contentBad || bad[format.LinesName(c.ID)] || err != nil) {
+		index, err := lw.indexFile(c)
+		if err != nil {
+			return err
+		}
 		if err := os.Rename(index.Name(), lines); err != nil {
 			return err
 		}
 	}
 	return syncDir(lw.dir)
+}
+
+// syncContent syncs the content file, once: before it is renamed into
+// place, its bytes must be on the disk.
+func (lw *localWrite) syncContent(c *backend.CommitReq) error {
+	if lw.synced {
+		return nil
+	}
+	if err := fsx.SyncFile(c.Content); err != nil {
+		return err
+	}
+	lw.synced = true
+	return nil
+}
+
+// indexFile returns the synced temporary file holding the value's line
+// index, written on first use; nil when the value has no index.
+func (lw *localWrite) indexFile(c *backend.CommitReq) (*os.File, error) {
+	if lw.index == nil && c.Index != nil {
+		f, err := lw.writeIndex(c)
+		if err != nil {
+			return nil, err
+		}
+		lw.index = f
+	}
+	return lw.index, nil
 }
 
 func (lw *localWrite) writeIndex(c *backend.CommitReq) (*os.File, error) {
