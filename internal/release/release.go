@@ -60,7 +60,6 @@ type options struct {
 	snapshot bool   // allow an untagged or modified tree
 	clean    bool   // remove out first
 	targets  []target
-	log      io.Writer // warnings
 }
 
 // stamp is what a build is named after: the version, the commit, the
@@ -137,9 +136,6 @@ func readStamp(ctx context.Context, dir string, snapshot bool) (stamp, error) {
 func build(ctx context.Context, o options) ([]string, error) {
 	if len(o.targets) == 0 {
 		o.targets = releaseTargets
-	}
-	if o.log == nil {
-		o.log = io.Discard
 	}
 	st, err := readStamp(ctx, o.dir, o.snapshot)
 	if err != nil {
@@ -250,10 +246,6 @@ func collectDocs(ctx context.Context, o options, hostBin string) (*docs, error) 
 	d := &docs{}
 	for _, name := range []string{"README.md", "LICENSE"} {
 		b, err := os.ReadFile(filepath.Join(o.dir, name))
-		if errors.Is(err, fs.ErrNotExist) && name == "LICENSE" && o.snapshot {
-			fmt.Fprintf(o.log, "release: warning: the checkout has no LICENSE; a release will refuse to build without one\n")
-			continue
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -407,6 +399,7 @@ type nfpmConfig struct {
 	Maintainer  string        `json:"maintainer"`
 	Description string        `json:"description"`
 	Homepage    string        `json:"homepage"`
+	License     string        `json:"license"`
 	Section     string        `json:"section"`
 	Contents    []nfpmContent `json:"contents"`
 	RPM         struct {
@@ -430,8 +423,10 @@ type nfpmFileInfo struct {
 // packageContents are where the packages install each file: the binary
 // in /usr/bin, man pages gzipped in /usr/share/man/man1, completions
 // where bash-completion, zsh (Debian's vendor-completions, Fedora's
-// site-functions) and fish look for them, the README (and licence) in
-// the distribution's doc directory.
+// site-functions) and fish look for them, the README in the
+// distribution's doc directory, and the licence where each distribution
+// keeps a package's: Debian's /usr/share/doc/retval/copyright, the rpm's
+// %license file /usr/share/licenses/retval/LICENSE.
 func packageContents(work, bin string, d *docs) ([]nfpmContent, error) {
 	c := []nfpmContent{{Src: bin, Dst: "/usr/bin/retval", FileInfo: nfpmFileInfo{0o755}}}
 	add := func(data []byte, dst, typ, packager string) error {
@@ -503,6 +498,7 @@ func writePackages(ctx context.Context, out, work string, t target, bin string, 
 		Maintainer:  "retval maintainers",
 		Description: "keep big tool results out of an LLM agent's context",
 		Homepage:    "https://github.com/retval/retval",
+		License:     "MIT",
 		Section:     "utils",
 		Contents:    contents,
 	}
