@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -150,38 +151,68 @@ func build(ctx context.Context, o options) ([]string, error) {
 	}
 	defer os.RemoveAll(work)
 
-	bins := map[target]string{}
-	for _, t := range o.targets {
-		if bins[t], err = buildBinary(ctx, o.dir, work, t, st); err != nil {
-			return nil, err
-		}
+	// The targets are built, archived and packaged side by side, as many at
+	// once as there are CPUs: each step of a target (the linker, the
+	// compressor, nfpm) keeps about one busy.
+	bins := make([]string, len(o.targets))
+	if err := each(len(o.targets), func(i int) (err error) {
+		bins[i], err = buildBinary(ctx, o.dir, work, o.targets[i], st)
+		return err
+	}); err != nil {
+		return nil, err
 	}
 	host := target{runtime.GOOS, runtime.GOARCH}
-	hostBin, ok := bins[host]
-	if !ok {
-		if hostBin, err = buildBinary(ctx, o.dir, work, host, st); err != nil {
-			return nil, err
-		}
+	var hostBin string
+	if i := slices.Index(o.targets, host); i >= 0 {
+		hostBin = bins[i]
+	} else if hostBin, err = buildBinary(ctx, o.dir, work, host, st); err != nil {
+		return nil, err
 	}
 	docs, err := collectDocs(ctx, o, hostBin)
 	if err != nil {
 		return nil, err
 	}
 
-	for _, t := range o.targets {
-		if err := writeArchive(o.out, t, bins[t], st, docs); err != nil {
-			return nil, err
+	if err := each(len(o.targets), func(i int) error {
+		return writeArchive(o.out, o.targets[i], bins[i], st, docs)
+	}); err != nil {
+		return nil, err
+	}
+	var linux []int
+	for i, t := range o.targets {
+		if t.goos == "linux" {
+			linux = append(linux, i)
 		}
 	}
-	for _, t := range o.targets {
-		if t.goos != "linux" {
-			continue
-		}
-		if err := writePackages(ctx, o.out, work, t, bins[t], st, docs); err != nil {
-			return nil, err
-		}
+	if err := each(len(linux), func(j int) error {
+		i := linux[j]
+		return writePackages(ctx, o.out, work, o.targets[i], bins[i], st, docs)
+	}); err != nil {
+		return nil, err
 	}
 	return writeSums(o.out)
+}
+
+// each calls f(0) … f(n-1), up to GOMAXPROCS at a time, and returns the
+// error of the first that failed.
+func each(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = f(i)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // prepareOut makes out, which must be empty unless clean says to empty it.
@@ -339,9 +370,14 @@ func writeArchive(out string, t target, binPath string, st stamp, d *docs) error
 	return os.WriteFile(filepath.Join(out, name), buf.Bytes(), 0o644)
 }
 
+// archiveLevel is the archives' compression: gzip's default, which gives
+// files 0.4% larger than -9 (6.90 MB rather than 6.88 for linux/amd64)
+// in half the time.
+const archiveLevel = flate.DefaultCompression
+
 func writeTarGz(w io.Writer, entries []entry, mtime time.Time) error {
 	// No name and no time in the gzip header (gzip -n).
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(w, archiveLevel)
 	if err != nil {
 		return err
 	}
@@ -370,7 +406,7 @@ func writeTarGz(w io.Writer, entries []entry, mtime time.Time) error {
 func writeZip(w io.Writer, entries []entry, mtime time.Time) error {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(w, flate.BestCompression)
+		return flate.NewWriter(w, archiveLevel)
 	})
 	for _, e := range entries {
 		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate, Modified: mtime}
