@@ -69,13 +69,11 @@ function writeJSON(file, value) {
   fs.writeFileSync(file, JSON.stringify(value, null, 2) + '\n')
 }
 
-// license copies the repository's LICENSE, when there is one, into dir and
-// returns the package.json members that name it.
+// license copies the repository's LICENSE into dir and returns the
+// package.json members that name it (the MIT licence, as an SPDX id).
 function license(dir) {
-  const src = path.join(root, 'LICENSE')
-  if (!fs.existsSync(src)) return { files: [], fields: {} }
-  fs.copyFileSync(src, path.join(dir, 'LICENSE'))
-  return { files: ['LICENSE'], fields: { license: 'SEE LICENSE IN LICENSE' } }
+  fs.copyFileSync(path.join(root, 'LICENSE'), path.join(dir, 'LICENSE'))
+  return { files: ['LICENSE'], fields: { license: 'MIT' } }
 }
 
 function main() {
@@ -120,6 +118,8 @@ function main() {
       fail(`${platform}: ${file} is not a ${want.label} executable (${got.format}, machine 0x${got.machine.toString(16)})`)
     }
   }
+
+  if (!fs.existsSync(path.join(root, 'LICENSE'))) fail(`no LICENSE in ${root}: every package carries it`)
 
   fs.mkdirSync(out, { recursive: true })
   const written = []

@@ -8,21 +8,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/retval/retval/internal/installdoc"
 )
 
-// goInstall runs go install ARGS in dir with GOBIN in a fresh directory
-// and the extra environment, and returns the installed retval's
-// --version line. Like the release builds it is static and -trimpath
-// (pass GOFLAGS with it), so it reuses their compiled packages; neither
-// changes what --version says.
-func goInstall(t *testing.T, dir string, env []string, args ...string) string {
+// goInstall runs the install line (go install …) with sh in dir, GOBIN
+// in a fresh directory and the extra environment, and returns the
+// installed retval's --version line. Like the release builds it is static
+// and -trimpath (pass GOFLAGS with it), so it reuses their compiled
+// packages; neither changes what --version says.
+func goInstall(t *testing.T, dir string, env []string, line string) string {
 	t.Helper()
 	gobin := t.TempDir()
-	cmd := exec.Command("go", append([]string{"install"}, args...)...)
+	cmd := exec.Command("sh", "-c", line)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append([]string{"GOBIN=" + gobin, "CGO_ENABLED=0"}, env...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go install %s: %v\n%s", strings.Join(args, " "), err, b)
+		t.Fatalf("%s: %v\n%s", line, err, b)
 	}
 	b, err := exec.Command(filepath.Join(gobin, "retval"), "--version").CombinedOutput()
 	if err != nil {
@@ -31,19 +33,13 @@ func goInstall(t *testing.T, dir string, env []string, args ...string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// TestGoInstallFromCheckout: `go install .` in a clone (the README's
-// line) gives a retval that names the commit, and says when the tree had
+// TestGoInstallFromCheckout: the README's `go install .`, in a clone,
+// gives a retval that names the commit, and says when the tree had
 // uncommitted changes.
 func TestGoInstallFromCheckout(t *testing.T) {
 	needReleaseTest(t)
+	line := installdoc.Command(t, "go install .", "")
 	dir := checkout(t)
-	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if line := "in a checkout: go install ."; !strings.Contains(string(readme), line) {
-		t.Errorf("README.md does not say %q", line)
-	}
 	clone := filepath.Join(t.TempDir(), "retval")
 	if b, err := exec.Command("git", "clone", "--quiet", dir, clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, b)
@@ -51,7 +47,7 @@ func TestGoInstallFromCheckout(t *testing.T) {
 	commit := headCommit(t, clone)
 	// The go command's default, whatever this machine's go env says.
 	vcs := []string{"GOFLAGS=-buildvcs=auto -trimpath"}
-	got := goInstall(t, clone, vcs, ".")
+	got := goInstall(t, clone, vcs, line)
 	if want := "(commit " + commit + ")"; !strings.HasPrefix(got, "retval version v") || !strings.HasSuffix(got, want) {
 		t.Errorf("clean clone: %q, want a version and %q", got, want)
 	}
@@ -61,18 +57,18 @@ func TestGoInstallFromCheckout(t *testing.T) {
 	}
 	f.WriteString("\nA local change.\n")
 	f.Close()
-	got = goInstall(t, clone, vcs, ".")
+	got = goInstall(t, clone, vcs, line)
 	if want := "+dirty (commit " + commit + ", with uncommitted changes)"; !strings.HasSuffix(got, want) {
 		t.Errorf("modified clone: %q, want it to end %q", got, want)
 	}
 }
 
 // TestGoInstallAtVersion: the README's `go install
-// github.com/retval/retval@latest`, here from a module proxy on disk
+// github.com/retval/retval@VERSION`, here from a module proxy on disk
 // serving this commit as v0.99.0, gives a retval that says v0.99.0.
 func TestGoInstallAtVersion(t *testing.T) {
 	needReleaseTest(t)
-	const version = "v0.99.0"
+	const version = "v" + testVersion
 	dir := checkout(t)
 	proxy := t.TempDir()
 	at := filepath.Join(proxy, "github.com", "retval", "retval", "@v")
@@ -108,15 +104,8 @@ func TestGoInstallAtVersion(t *testing.T) {
 		// The dependencies were checked when this machine downloaded them.
 		"GOSUMDB=off",
 	}
-	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const line = "go install github.com/retval/retval@latest"
-	if !strings.Contains(string(readme), line) {
-		t.Errorf("README.md does not say %q", line)
-	}
-	if got, want := goInstall(t, t.TempDir(), env, strings.Fields(line)[2]), "retval version "+version; got != want {
-		t.Errorf("%s, latest being %s: %q, want %q", line, version, got, want)
+	line := installdoc.Command(t, "go install github.com/retval/retval@VERSION", version)
+	if got, want := goInstall(t, t.TempDir(), env, line), "retval version "+version; got != want {
+		t.Errorf("%s: %q, want %q", line, got, want)
 	}
 }

@@ -43,7 +43,6 @@ func main() {
 			o.targets = append(o.targets, target{goos, goarch})
 		}
 	}
-	o.log = os.Stderr
 	files, err := build(context.Background(), o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "release: %v\n", err)

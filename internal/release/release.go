@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -60,7 +61,6 @@ type options struct {
 	snapshot bool   // allow an untagged or modified tree
 	clean    bool   // remove out first
 	targets  []target
-	log      io.Writer // warnings
 }
 
 // stamp is what a build is named after: the version, the commit, the
@@ -138,9 +138,6 @@ func build(ctx context.Context, o options) ([]string, error) {
 	if len(o.targets) == 0 {
 		o.targets = releaseTargets
 	}
-	if o.log == nil {
-		o.log = io.Discard
-	}
 	st, err := readStamp(ctx, o.dir, o.snapshot)
 	if err != nil {
 		return nil, err
@@ -154,38 +151,68 @@ func build(ctx context.Context, o options) ([]string, error) {
 	}
 	defer os.RemoveAll(work)
 
-	bins := map[target]string{}
-	for _, t := range o.targets {
-		if bins[t], err = buildBinary(ctx, o.dir, work, t, st); err != nil {
-			return nil, err
-		}
+	// The targets are built, archived and packaged side by side, as many at
+	// once as there are CPUs: each step of a target (the linker, the
+	// compressor, nfpm) keeps about one busy.
+	bins := make([]string, len(o.targets))
+	if err := each(len(o.targets), func(i int) (err error) {
+		bins[i], err = buildBinary(ctx, o.dir, work, o.targets[i], st)
+		return err
+	}); err != nil {
+		return nil, err
 	}
 	host := target{runtime.GOOS, runtime.GOARCH}
-	hostBin, ok := bins[host]
-	if !ok {
-		if hostBin, err = buildBinary(ctx, o.dir, work, host, st); err != nil {
-			return nil, err
-		}
+	var hostBin string
+	if i := slices.Index(o.targets, host); i >= 0 {
+		hostBin = bins[i]
+	} else if hostBin, err = buildBinary(ctx, o.dir, work, host, st); err != nil {
+		return nil, err
 	}
 	docs, err := collectDocs(ctx, o, hostBin)
 	if err != nil {
 		return nil, err
 	}
 
-	for _, t := range o.targets {
-		if err := writeArchive(o.out, t, bins[t], st, docs); err != nil {
-			return nil, err
+	if err := each(len(o.targets), func(i int) error {
+		return writeArchive(o.out, o.targets[i], bins[i], st, docs)
+	}); err != nil {
+		return nil, err
+	}
+	var linux []int
+	for i, t := range o.targets {
+		if t.goos == "linux" {
+			linux = append(linux, i)
 		}
 	}
-	for _, t := range o.targets {
-		if t.goos != "linux" {
-			continue
-		}
-		if err := writePackages(ctx, o.out, work, t, bins[t], st, docs); err != nil {
-			return nil, err
-		}
+	if err := each(len(linux), func(j int) error {
+		i := linux[j]
+		return writePackages(ctx, o.out, work, o.targets[i], bins[i], st, docs)
+	}); err != nil {
+		return nil, err
 	}
 	return writeSums(o.out)
+}
+
+// each calls f(0) … f(n-1), up to GOMAXPROCS at a time, and returns the
+// error of the first that failed.
+func each(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = f(i)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // prepareOut makes out, which must be empty unless clean says to empty it.
@@ -250,10 +277,6 @@ func collectDocs(ctx context.Context, o options, hostBin string) (*docs, error) 
 	d := &docs{}
 	for _, name := range []string{"README.md", "LICENSE"} {
 		b, err := os.ReadFile(filepath.Join(o.dir, name))
-		if errors.Is(err, fs.ErrNotExist) && name == "LICENSE" && o.snapshot {
-			fmt.Fprintf(o.log, "release: warning: the checkout has no LICENSE; a release will refuse to build without one\n")
-			continue
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -347,9 +370,14 @@ func writeArchive(out string, t target, binPath string, st stamp, d *docs) error
 	return os.WriteFile(filepath.Join(out, name), buf.Bytes(), 0o644)
 }
 
+// archiveLevel is the archives' compression: gzip's default, which gives
+// files 0.4% larger than -9 (6.90 MB rather than 6.88 for linux/amd64)
+// in half the time.
+const archiveLevel = flate.DefaultCompression
+
 func writeTarGz(w io.Writer, entries []entry, mtime time.Time) error {
 	// No name and no time in the gzip header (gzip -n).
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(w, archiveLevel)
 	if err != nil {
 		return err
 	}
@@ -378,7 +406,7 @@ func writeTarGz(w io.Writer, entries []entry, mtime time.Time) error {
 func writeZip(w io.Writer, entries []entry, mtime time.Time) error {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(w, flate.BestCompression)
+		return flate.NewWriter(w, archiveLevel)
 	})
 	for _, e := range entries {
 		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate, Modified: mtime}
@@ -407,6 +435,7 @@ type nfpmConfig struct {
 	Maintainer  string        `json:"maintainer"`
 	Description string        `json:"description"`
 	Homepage    string        `json:"homepage"`
+	License     string        `json:"license"`
 	Section     string        `json:"section"`
 	Contents    []nfpmContent `json:"contents"`
 	RPM         struct {
@@ -430,8 +459,10 @@ type nfpmFileInfo struct {
 // packageContents are where the packages install each file: the binary
 // in /usr/bin, man pages gzipped in /usr/share/man/man1, completions
 // where bash-completion, zsh (Debian's vendor-completions, Fedora's
-// site-functions) and fish look for them, the README (and licence) in
-// the distribution's doc directory.
+// site-functions) and fish look for them, the README in the
+// distribution's doc directory, and the licence where each distribution
+// keeps a package's: Debian's /usr/share/doc/retval/copyright, the rpm's
+// %license file /usr/share/licenses/retval/LICENSE.
 func packageContents(work, bin string, d *docs) ([]nfpmContent, error) {
 	c := []nfpmContent{{Src: bin, Dst: "/usr/bin/retval", FileInfo: nfpmFileInfo{0o755}}}
 	add := func(data []byte, dst, typ, packager string) error {
@@ -503,6 +534,7 @@ func writePackages(ctx context.Context, out, work string, t target, bin string, 
 		Maintainer:  "retval maintainers",
 		Description: "keep big tool results out of an LLM agent's context",
 		Homepage:    "https://github.com/retval/retval",
+		License:     "MIT",
 		Section:     "utils",
 		Contents:    contents,
 	}

@@ -2,8 +2,6 @@ package reliability
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -125,11 +123,6 @@ func seeded(t testing.TB) *rand.Rand {
 	}
 	t.Logf("seed %d (replay with RETVAL_TEST_SEED=%d)", seed, seed)
 	return rand.New(rand.NewPCG(seed, 1))
-}
-
-func sha(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }
 
 // killer chooses when a crash test SIGKILLs the process it started: at a

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/retval/retval/internal/e2e/e2etest"
+	"github.com/retval/retval/internal/installdoc"
 	"github.com/retval/retval/pkg/hook"
 )
 
@@ -74,6 +75,20 @@ func TestPluginHooksMatchInstall(t *testing.T) {
 	}
 }
 
+// TestPluginLicense: the plugin names the repository's licence (Claude
+// Code's marketplaces want an SPDX id in plugin.json, or a LICENSE file in
+// the plugin's folder).
+func TestPluginLicense(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(e2etest.ModuleRoot(t), "integrations", "claude-code", ".claude-plugin", "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest struct{ License string }
+	if err := json.Unmarshal(b, &manifest); err != nil || manifest.License != "MIT" {
+		t.Errorf("plugin.json's license is %q (%v), want MIT", manifest.License, err)
+	}
+}
+
 // claude runs one of the CLI's own commands (plugin install, …) in the
 // session and returns its output.
 func (s *session) claudeCmd(args ...string) string {
@@ -90,15 +105,79 @@ func (s *session) claudeCmd(args ...string) string {
 	return string(out)
 }
 
-// installPlugin adds the checkout's marketplace and installs the plugin
-// from it, as a user would with /plugin marketplace add and /plugin
-// install.
+// installPlugin installs the plugin with the README's two lines, which a
+// user types into Claude Code: /plugin marketplace add retval/retval, then
+// /plugin install retval@retval. Claude Code takes /plugin only at its
+// prompt (claude -p answers that it "isn't available in this
+// environment"), so they run as the CLI's commands of the same words,
+// claude plugin …. The marketplace comes from GitHub as for a user:
+// Claude Code clones https://github.com/retval/retval.git, which git, told
+// so in the session's ~/.gitconfig, fetches from a repository holding the
+// checkout's marketplace and plugin.
 func (s *session) installPlugin() {
 	s.t.Helper()
-	s.claudeCmd("plugin", "marketplace", "add", e2etest.ModuleRoot(s.t))
-	s.claudeCmd("plugin", "install", pluginID)
+	lines := []string{
+		installdoc.Command(s.t, "/plugin marketplace add retval/retval", ""),
+		installdoc.Command(s.t, "/plugin install retval@retval", ""),
+	}
+	s.githubMirror()
+	for _, line := range lines {
+		args, ok := strings.CutPrefix(line, "/plugin ")
+		if !ok {
+			s.t.Fatalf("%q is not a /plugin command", line)
+		}
+		s.claudeCmd(append([]string{"plugin"}, strings.Fields(args)...)...)
+	}
 	if out := s.claudeCmd("plugin", "list"); !strings.Contains(out, pluginID) {
 		s.t.Fatalf("claude plugin list does not show %s:\n%s", pluginID, out)
+	}
+}
+
+// githubMirror makes a git repository of the checkout's marketplace
+// (.claude-plugin/) and plugin (integrations/claude-code/), as they are in
+// the working tree, and has git in the session fetch it for
+// https://github.com/retval/retval.git.
+func (s *session) githubMirror() {
+	s.t.Helper()
+	root := e2etest.ModuleRoot(s.t)
+	repo := filepath.Join(s.Root, "github.com", "retval", "retval")
+	for _, dir := range []string{".claude-plugin", filepath.Join("integrations", "claude-code")} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, rel)), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(repo, rel), b, fi.Mode().Perm())
+		})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"init", "--quiet"},
+		{"add", "-A"},
+		{"-c", "user.name=retval", "-c", "user.email=retval@invalid", "-c", "commit.gpgsign=false", "commit", "--quiet", "-m", "marketplace"},
+	} {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = s.Env()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			s.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	config := "[url \"file://" + filepath.ToSlash(repo) + "\"]\n\tinsteadOf = https://github.com/retval/retval.git\n"
+	if err := os.WriteFile(filepath.Join(s.Home, ".gitconfig"), []byte(config), 0o644); err != nil {
+		s.t.Fatal(err)
 	}
 }
 

@@ -8,8 +8,10 @@
 package npm
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,6 +101,7 @@ func scenarios(t *testing.T) {
 			t.Fatalf("npm pack made no %s: %v", filepath.Base(f), err)
 		}
 	}
+	t.Run("licence", func(t *testing.T) { checkLicense(t, e2etest.ModuleRoot(t), p.main, p.native) })
 	t.Run("build refuses", func(t *testing.T) { buildRefuses(t, env(s, ""), build, retval) })
 	t.Run("installed from the tarballs", func(t *testing.T) { fromTarballs(t, p) })
 	t.Run("without its platform package", func(t *testing.T) { withoutPlatform(t, p) })
@@ -355,6 +358,49 @@ func buildRefuses(t *testing.T, env []string, build, retval string) {
 		}
 		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("build.mjs %s wrote %s", strings.Join(c.args, " "), out)
+		}
+	}
+}
+
+// checkLicense checks that each tarball npm pack made carries the
+// repository's LICENSE and says "license": "MIT" in its package.json.
+func checkLicense(t *testing.T, root string, tarballs ...string) {
+	want, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tgz := range tarballs {
+		files := map[string][]byte{}
+		f, err := os.Open(tgz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(zr)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", tgz, err)
+			}
+			if h.Name == "package/LICENSE" || h.Name == "package/package.json" {
+				if files[h.Name], err = io.ReadAll(tr); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		f.Close()
+		if !bytes.Equal(files["package/LICENSE"], want) {
+			t.Errorf("%s: package/LICENSE is not the repository's (%d bytes)", filepath.Base(tgz), len(files["package/LICENSE"]))
+		}
+		var manifest struct{ License string }
+		if err := json.Unmarshal(files["package/package.json"], &manifest); err != nil || manifest.License != "MIT" {
+			t.Errorf("%s: package.json's license is %q (%v), want MIT", filepath.Base(tgz), manifest.License, err)
 		}
 	}
 }

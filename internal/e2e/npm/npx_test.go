@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/retval/retval/internal/e2e/e2etest"
+	"github.com/retval/retval/internal/installdoc"
 )
 
 // registry serves packages the way the npm registry does, enough for npm
@@ -84,20 +85,20 @@ func (r *registry) served() []string {
 	return append([]string(nil), r.fetched...)
 }
 
-// npx runs the published lines of docs/npm.md against the registry,
-// with an empty npm cache: npx -y retval@VERSION --version, mcp serve,
-// and hook claude-code install --user, which must name the stable copy,
-// not npx's cache.
+// npx runs the README's npx lines (docs/npm.md has the same) against the
+// registry, with an empty npm cache: npx -y retval@VERSION --version, mcp
+// serve, and hook claude-code install --user, which must name the stable
+// copy, not npx's cache.
 func npx(t *testing.T, p *packs) {
 	reg := serveRegistry(t, []string{p.mainDir, p.platDir}, []string{p.main, p.native})
 	s := e2etest.NewSession(t, p.retval)
 	cache := filepath.Join(s.Root, "npx-cache")
 	e := env(s, "", "npm_config_registry="+reg.url+"/", "npm_config_cache="+cache,
 		"npm_config_update_notifier=false", "npm_config_audit=false", "npm_config_fund=false")
-	spec := "retval@" + version
-
-	if got := run(t, e, "npx", "-y", spec, "--version"); got != p.versionLine {
-		t.Errorf("npx -y %s --version printed %q, the binary %q", spec, got, p.versionLine)
+	// The README's lines, run by sh as a user's shell would.
+	line := installdoc.Command(t, "npx -y retval@VERSION --version", version)
+	if got := run(t, e, "sh", "-c", line); got != p.versionLine {
+		t.Errorf("%s printed %q, the binary %q", line, got, p.versionLine)
 	}
 	want := []string{"-/" + filepath.Base(p.native), "-/" + filepath.Base(p.main)}
 	if got := reg.served(); len(got) != 2 || !(got[0] == want[0] && got[1] == want[1] || got[0] == want[1] && got[1] == want[0]) {
@@ -109,9 +110,10 @@ func npx(t *testing.T, p *packs) {
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 {"jsonrpc":"2.0","id":2,"method":"tools/list"}
 `
-	out, stderr, err := try(e, requests, "npx", "-y", spec, "mcp", "serve")
+	line = installdoc.Command(t, "npx -y retval@VERSION mcp serve", version)
+	out, stderr, err := try(e, requests, "sh", "-c", line)
 	if err != nil {
-		t.Fatalf("npx -y %s mcp serve: %v\nstderr: %s", spec, err, stderr)
+		t.Fatalf("%s: %v\nstderr: %s", line, err, stderr)
 	}
 	var tools []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -128,10 +130,11 @@ func npx(t *testing.T, p *packs) {
 		}
 	}
 	if strings.Join(tools, " ") != "retval_peek retval_resolve retval_list" {
-		t.Errorf("npx -y %s mcp serve listed the tools %q\nstdout: %s\nstderr: %s", spec, tools, out, stderr)
+		t.Errorf("%s listed the tools %q\nstdout: %s\nstderr: %s", line, tools, out, stderr)
 	}
 
-	install := run(t, e, "npx", "-y", spec, "hook", "claude-code", "install", "--user")
+	line = installdoc.Command(t, "npx -y retval@VERSION hook claude-code install --user", version)
+	install := run(t, e, "sh", "-c", line)
 	stable := filepath.Join(s.Home, ".local", "share", "retval", "bin", version, "retval")
 	checkHook(t, s, p, stable, install)
 	if strings.Contains(install, cache) {
