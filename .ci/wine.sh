@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 
 cache=${HOME:?}/.cache/retval-ci
 # The slowest under Wine first, so that the last to finish is a quick one.
-packages=(pkg/retain pkg/expand pkg/gc pkg/peek pkg/execute internal/fsx internal/flock)
+packages=(pkg/retain pkg/retain/internal/format pkg/expand pkg/gc pkg/peek pkg/execute internal/fsx internal/flock)
 
 # quietly WHAT CMD ARGS... runs CMD with its output held back; if CMD
 # fails, it prints that output whole and exits with CMD's status.
