@@ -21,6 +21,8 @@ var (
 	long   = flag.Bool("crash.long", false, "explore many more crash states per workload and model")
 	states = flag.Int("crash.states", 0, "states to check per workload and model (0: 40, or 2000 with -crash.long)")
 	seed   = flag.Uint64("crash.seed", 1, "seed of the sampled states")
+	// -crash.ops prints each recorded trace's operations.
+	showOps = flag.Bool("crash.ops", false, "print the operations each workload's trace recorded")
 )
 
 // retval is the binary under test, built once by TestMain.
@@ -267,6 +269,11 @@ func explore(t *testing.T, strace string, w workload, model string, env []string
 	if err != nil {
 		t.Fatal(err)
 	}
+	if *showOps {
+		for i, op := range rec.Ops {
+			fmt.Printf("%s #%d %s\n", w.name, i, op.String())
+		}
+	}
 	promised := w.promised("")
 	rep := report{ops: len(rec.Ops), debris: map[string]int{}}
 	for _, op := range rec.Ops {
@@ -287,8 +294,15 @@ func explore(t *testing.T, strace string, w workload, model string, env []string
 	}
 	rep.generated = len(sts)
 	// Distinct states, the ones after a promise first: they are where a
-	// loss shows.
-	seen := map[[32]byte]bool{}
+	// loss shows. Two states are the same check when they hold the same
+	// files and follow the same promises: the files alone are not, since
+	// what the checks demand grows with each promise (the files a crash
+	// before the stub leaves may be a loss after it).
+	type key struct {
+		sum      [32]byte
+		promised int
+	}
+	seen := map[key]bool{}
 	type built struct {
 		st State
 		fs *FS
@@ -296,11 +310,11 @@ func explore(t *testing.T, strace string, w workload, model string, env []string
 	var todo []built
 	for _, st := range sts {
 		fs := st.Build(rec.Before, rec.Ops)
-		sum := fs.Sum()
-		if seen[sum] {
+		k := key{fs.Sum(), st.Promised}
+		if seen[k] {
 			continue
 		}
-		seen[sum] = true
+		seen[k] = true
 		todo = append(todo, built{st, fs})
 	}
 	rep.unique = len(todo)
@@ -470,27 +484,60 @@ func TestCrash(t *testing.T) {
 	}
 }
 
-// TestCrashMutants removes one fsync at a time from the write path
-// (RETVAL_TEST_SKIP_FSYNC=N) and explores each mutant under the weak
-// model: a mutant is killed when a loss or damage is found. A checker
-// that kills none is broken.
+// notNeeded lists, per workload, the mutants (the Nth sync of each
+// process left out) that no crash state can tell from the binary, and why
+// the promise does not need that sync; TestCrashMutants fails on any
+// other mutant that lives, and on a listed one that dies.
+var notNeeded = map[string]map[int]string{}
+
+// mutated are the workloads the mutation run covers: in the CI size, the
+// retain into an existing and into a new runs-dir; with -crash.long,
+// every workload.
+func mutated() []workload {
+	if *long {
+		return workloads()
+	}
+	var ws []workload
+	for _, w := range workloads() {
+		if w.name == "retain-small" || w.name == "retain-new-runs-dir" {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// TestCrashMutants leaves out one sync at a time from the write path
+// (RETVAL_TEST_SKIP_FSYNC=N: the Nth sync of each process, file or
+// directory) and explores each mutant under the weak model: a mutant is
+// killed when a loss or damage is found. Every mutant must die, but for
+// those notNeeded lists with the reason: a checker that kills none is
+// broken, and one that lets a needed sync go unnoticed is too.
 func TestCrashMutants(t *testing.T) {
 	strace := needStrace(t)
-	for _, w := range []workload{workloads()[0], workloads()[3]} {
-		rng := rand.New(rand.NewPCG(*seed, 0))
-		base := explore(t, strace, w, "weak", nil, budget(), rng)
-		killed := 0
-		for n := 1; n <= base.fsyncs; n++ {
+	for _, w := range mutated() {
+		t.Run(w.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(*seed, 0))
-			rep := explore(t, strace, w, "weak", []string{fmt.Sprint("RETVAL_TEST_SKIP_FSYNC=", n)}, budget(), rng)
-			verdict := "alive"
-			if len(rep.losses)+len(rep.damage) > 0 {
-				verdict, killed = "killed", killed+1
+			base := explore(t, strace, w, "weak", nil, budget(), rng)
+			for n := 1; ; n++ {
+				rng := rand.New(rand.NewPCG(*seed, 0))
+				rep := explore(t, strace, w, "weak", []string{fmt.Sprint("RETVAL_TEST_SKIP_FSYNC=", n)}, budget(), rng)
+				if rep.fsyncs >= base.fsyncs {
+					break // no process made n syncs: nothing was left out
+				}
+				killed := len(rep.losses)+len(rep.damage) > 0
+				verdict := "alive"
+				if killed {
+					verdict = "killed"
+				}
+				fmt.Printf("%s mutant skip-fsync-%d: %s (%d losses, %d damaged of %d checked)\n", w.name, n, verdict, len(rep.losses), len(rep.damage), rep.checked)
+				why, listed := notNeeded[w.name][n]
+				switch {
+				case !killed && !listed:
+					t.Errorf("skip-fsync-%d lives: the explorer misses a loss, or the sync is not needed (then say why in notNeeded and docs/RELIABILITY.md)", n)
+				case killed && listed:
+					t.Errorf("skip-fsync-%d is listed as not needed (%s), yet it is killed: %s", n, why, append(rep.losses, rep.damage...)[0])
+				}
 			}
-			fmt.Printf("%s mutant skip-fsync-%d: %s (%d losses, %d damaged of %d checked)\n", w.name, n, verdict, len(rep.losses), len(rep.damage), rep.checked)
-		}
-		if killed == 0 {
-			t.Errorf("%s: none of %d mutants killed", w.name, base.fsyncs)
-		}
+		})
 	}
 }
