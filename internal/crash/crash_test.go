@@ -2,7 +2,6 @@ package crash
 
 import (
 	"bytes"
-	crand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -69,179 +68,6 @@ func budget() int {
 	return 40
 }
 
-// value is a value a workload's promise point stands for: once that many
-// promises were printed, run/id must read back as data.
-type value struct {
-	after int // promise points (stdout writes) that show its stub
-	run   string
-	id    string
-	data  []byte
-}
-
-// workload is a command recorded under strace, and what its crash states
-// must still hold.
-type workload struct {
-	name  string
-	runs  string // the runs-dir, relative to the root
-	setup func(t *testing.T, root string) []value
-	args  func(root string) []string // the command recorded (argv[0] a path)
-	// promised lists the values the recorded command's promises stand for.
-	promised func(root string) []value
-	damaged  bool   // the store before is damaged: verify may fail until the first promise
-	step     string // when set: ledger of run "r" whose lookups must be ≥ the answers printed
-	gc       bool   // a collection: the setup's values read whole or say collected
-}
-
-func random(n int) []byte {
-	b := make([]byte, n)
-	crand.Read(b)
-	// Text: base64-like lines, so that stubs and line indexes are exercised.
-	const abc = "abcdefghijklmnopqrstuvwxyz0123456789"
-	for i := range b {
-		b[i] = abc[int(b[i])%len(abc)]
-		if i%80 == 79 {
-			b[i] = '\n'
-		}
-	}
-	return b
-}
-
-func writeInput(t *testing.T, dir string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(dir, "in")
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func run(t *testing.T, args ...string) []byte {
-	t.Helper()
-	out, err := exec.Command(retval, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("retval %s: %v\n%s", args, err, out)
-	}
-	return out
-}
-
-// retainWorkload retains n bytes into run r of runs (runs relative to the
-// root; outside it the input, so that the root holds only the store).
-func retainWorkload(name, runs string, n int, comp string, pre func(t *testing.T, root string)) workload {
-	var data []byte
-	var in string
-	return workload{
-		name: name, runs: runs,
-		setup: func(t *testing.T, root string) []value {
-			data = random(n)
-			in = writeInput(t, t.TempDir(), data)
-			if pre != nil {
-				pre(t, root)
-			}
-			return nil
-		},
-		args: func(root string) []string {
-			return []string{retval, "retain", "--runs-dir", filepath.Join(root, runs), "--run", "r",
-				"--call", "v", "--threshold", "0", "--compress", comp, in}
-		},
-		promised: func(string) []value { return []value{{after: 1, run: "r", id: "v", data: data}} },
-	}
-}
-
-func workloads() []workload {
-	small := retainWorkload("retain-small", "runs", 300, "none", nil)
-	small.setup = chain(small.setup, func(t *testing.T, root string) { os.Mkdir(filepath.Join(root, "runs"), 0o700) })
-	big := retainWorkload("retain-2MiB", "runs", 2<<20, "none", mkdir("runs"))
-	zst := retainWorkload("retain-2MiB-zstd", "runs", 2<<20, "zstd", mkdir("runs"))
-	fresh := retainWorkload("retain-new-runs-dir", "a/b/runs", 4000, "none", nil)
-	restore := retainWorkload("retain-restore", "runs", 5000, "none", nil)
-	restore.damaged = true
-	restore.setup = chain(restore.setup, func(t *testing.T, root string) {
-		// The same bytes retained before, their content since lost.
-		runs := filepath.Join(root, "runs")
-		os.Mkdir(runs, 0o700)
-		run(t, restore.args(root)[1:]...)
-		if err := os.Remove(filepath.Join(runs, "r.values", "v.txt")); err != nil {
-			t.Fatal(err)
-		}
-	})
-	// gcWorkload is not in the list yet: its trace does not parse (a
-	// tombstone's temporary file is written before the model has it).
-	return []workload{small, big, zst, fresh, restore, execWorkload(), stepWorkload(), gcWorkload()}
-}
-
-func mkdir(rel string) func(t *testing.T, root string) {
-	return func(t *testing.T, root string) { os.MkdirAll(filepath.Join(root, rel), 0o700) }
-}
-
-func chain(a func(*testing.T, string) []value, b func(*testing.T, string)) func(*testing.T, string) []value {
-	return func(t *testing.T, root string) []value { v := a(t, root); b(t, root); return v }
-}
-
-// execWorkload: retval exec of a command printing 1 MiB.
-func execWorkload() workload {
-	var data []byte
-	var in string
-	return workload{
-		name: "exec-1MiB", runs: "runs",
-		setup: func(t *testing.T, root string) []value {
-			os.Mkdir(filepath.Join(root, "runs"), 0o700)
-			data = random(1 << 20)
-			in = writeInput(t, t.TempDir(), data)
-			return nil
-		},
-		args: func(root string) []string {
-			return []string{retval, "exec", "--runs-dir", filepath.Join(root, "runs"), "--run", "r",
-				"--call", "v", "--threshold", "0", "--", "cat", in}
-		},
-		promised: func(string) []value { return []value{{after: 1, run: "r", id: "v", data: data}} },
-	}
-}
-
-// gcWorkload: gc collecting three idle runs (setup retains one value in
-// each; the clock moved by --max-age 1ns).
-func gcWorkload() workload {
-	return workload{
-		name: "gc-idle-runs", runs: "runs", gc: true,
-		setup: func(t *testing.T, root string) []value {
-			runs := filepath.Join(root, "runs")
-			os.Mkdir(runs, 0o700)
-			var vs []value
-			for i := range 3 {
-				d := random(3000 + i)
-				in := writeInput(t, t.TempDir(), d)
-				r := fmt.Sprint("old", i)
-				run(t, "retain", "--runs-dir", runs, "--run", r, "--call", "v", "--threshold", "0", in)
-				vs = append(vs, value{run: r, id: "v", data: d})
-			}
-			return vs
-		},
-		args: func(root string) []string {
-			return []string{retval, "gc", "--runs-dir", filepath.Join(root, "runs"), "--max-age", "1ns", "--grace", "0s"}
-		},
-		promised: func(string) []value { return nil },
-	}
-}
-
-// stepWorkload: ten `resolve --step s` calls on one step, two past its
-// budget of eight lookups.
-func stepWorkload() workload {
-	return workload{
-		name: "resolve-step", runs: "runs", step: "s",
-		setup: func(t *testing.T, root string) []value {
-			runs := filepath.Join(root, "runs")
-			os.Mkdir(runs, 0o700)
-			in := writeInput(t, t.TempDir(), random(2000))
-			run(t, "retain", "--runs-dir", runs, "--run", "r", "--call", "v", "--threshold", "0", in)
-			return nil
-		},
-		args: func(root string) []string {
-			return []string{"/bin/sh", "-c", fmt.Sprintf(`for i in 1 2 3 4 5 6 7 8 9 10; do %s resolve --runs-dir %s --run r v --lines 1-1 --step s; done; true`,
-				retval, filepath.Join(root, "runs"))}
-		},
-		promised: func(string) []value { return nil },
-	}
-}
-
 // report is what a workload's exploration under one model found.
 type report struct {
 	ops, fsyncs       int
@@ -274,15 +100,29 @@ func explore(t *testing.T, strace string, w workload, model string, env []string
 			fmt.Printf("%s #%d %s\n", w.name, i, op.String())
 		}
 	}
-	promised := w.promised("")
-	rep := report{ops: len(rec.Ops), debris: map[string]int{}}
-	for _, op := range rec.Ops {
-		if op.Kind == OpFsync {
-			rep.fsyncs++
+	values := append(before, w.promised()...)
+	for i, v := range values {
+		if values[i].after = shownAt(rec.Ops, v.marker); values[i].after < 0 {
+			t.Fatalf("%s never printed %q: %.300q", w.name, v.marker, rec.Stdout)
 		}
 	}
-	if len(promised) > 0 && !bytes.HasPrefix(rec.Stdout, []byte("[retained #")) {
-		t.Fatalf("%s printed no stub: %.300q", w.name, rec.Stdout)
+	rep := report{ops: len(rec.Ops), debris: map[string]int{}}
+	for _, op := range rec.Ops {
+		switch {
+		case op.Kind == OpFsync:
+			rep.fsyncs++
+		case op.Kind != OpPromise && w.noWrites:
+			t.Errorf("%s wrote under the root: %s", w.name, op.String())
+		}
+	}
+	var stub []byte
+	if len(w.promised()) > 0 {
+		if stub, err = w.stubOf(rec.Stdout); err != nil || !bytes.HasPrefix(stub, []byte("[retained #")) {
+			t.Fatalf("%s printed no stub (%v): %.300q", w.name, err, rec.Stdout)
+		}
+	}
+	if w.wantStdout != nil && !bytes.Equal(rec.Stdout, w.wantStdout()) {
+		t.Errorf("%s printed %.300q, want %.300q", w.name, rec.Stdout, w.wantStdout())
 	}
 	var sts []State
 	switch model {
@@ -332,7 +172,7 @@ func explore(t *testing.T, strace string, w workload, model string, env []string
 			t.Fatal(err)
 		}
 		rep.checked++
-		check(t, &rep, w, dir, b.st, rec, before, promised)
+		check(t, &rep, w, dir, filepath.Join(root, w.runs), b.st, rec, values, stub)
 		os.RemoveAll(dir)
 	}
 	return rep
@@ -364,7 +204,7 @@ func verify(dir, runs string) (verifyReport, []byte, error) {
 }
 
 // check runs the checks of the issue on one materialised crash state.
-func check(t *testing.T, rep *report, w workload, dir string, st State, rec *Run, before, promised []value) {
+func check(t *testing.T, rep *report, w workload, dir, origRuns string, st State, rec *Run, values []value, stub []byte) {
 	t.Helper()
 	runs := filepath.Join(dir, w.runs)
 	where := func() string { return st.Describe(rec.Ops) }
@@ -395,25 +235,35 @@ func check(t *testing.T, rep *report, w workload, dir string, st State, rec *Run
 		}
 		return b, 0
 	}
-	for _, v := range promised {
-		if st.Promised < v.after {
-			continue
+	for _, v := range values {
+		shown := st.Promised >= v.after
+		if v.replay {
+			// Before the stub was printed, replay shows the stub or the
+			// input unchanged; after, the stub, byte for byte (the
+			// runs-dir it names is where the command ran).
+			c := exec.Command(retval, append([]string{"replay", "--runs-dir", runs, "--run", v.run, "--call", v.id}, w.replay...)...)
+			c.Stdin = bytes.NewReader(v.data)
+			b, err := c.Output()
+			b = bytes.ReplaceAll(b, []byte(runs), []byte(origRuns))
+			switch {
+			case err != nil:
+				rep.losses = append(rep.losses, fmt.Sprintf("%s/%s: replay failed: %v; %s", v.run, v.id, err, where()))
+			case bytes.Equal(b, stub):
+			case shown:
+				rep.losses = append(rep.losses, fmt.Sprintf("%s/%s printed, then replay printed %.80q; %s", v.run, v.id, b, where()))
+			case !bytes.Equal(b, v.data):
+				rep.losses = append(rep.losses, fmt.Sprintf("%s/%s: replay printed neither the stub nor the input: %.80q; %s", v.run, v.id, b, where()))
+			}
 		}
-		if b, code := resolve(v); code != 0 || !bytes.Equal(b, v.data) {
+		b, code := resolve(v)
+		whole := code == 0 && bytes.Equal(b, v.data)
+		switch {
+		case v.collected && shown && code != 3:
+			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s collected and reported, then resolve exit %d with %d bytes; %s", v.run, v.id, code, len(b), where()))
+		case v.collected && !whole && code != 3:
+			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s neither whole nor collected: exit %d, %d of %d bytes; %s", v.run, v.id, code, len(b), len(v.data), where()))
+		case !v.collected && shown && !whole:
 			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s printed, then resolve exit %d with %d of %d bytes; %s", v.run, v.id, code, len(b), len(v.data), where()))
-		}
-	}
-	if w.gc {
-		for _, v := range before {
-			b, code := resolve(v)
-			if !(code == 0 && bytes.Equal(b, v.data)) && code != 3 {
-				rep.losses = append(rep.losses, fmt.Sprintf("%s/%s neither whole nor collected: exit %d, %d of %d bytes; %s", v.run, v.id, code, len(b), len(v.data), where()))
-			}
-			if code == 0 {
-				if _, err := os.Stat(filepath.Join(runs, ".retval", "tombstones", v.run)); err == nil {
-					rep.losses = append(rep.losses, fmt.Sprintf("%s tombstoned yet readable; %s", v.run, where()))
-				}
-			}
 		}
 	}
 	if w.step != "" {
@@ -436,6 +286,24 @@ func check(t *testing.T, rep *report, w workload, dir string, st State, rec *Run
 	if err != nil || vr.Corrupt+vr.Missing+vr.Debris > 0 {
 		damage(fmt.Sprintf("after gc, verify: %v %s; %s", err, out, where()))
 	}
+}
+
+// shownAt is the number of promises printed once marker was: 0 for "",
+// -1 when it never was.
+func shownAt(ops []Op, marker string) int {
+	if marker == "" {
+		return 0
+	}
+	n := 0
+	for _, op := range ops {
+		if op.Kind == OpPromise {
+			n++
+			if bytes.Contains(op.Data, []byte(marker)) {
+				return n
+			}
+		}
+	}
+	return -1
 }
 
 // promisedText is what the program printed before crash point c.
@@ -464,9 +332,10 @@ func (r *report) line(w, model string) string {
 }
 
 // TestCrash explores every workload under both models and fails on any
-// loss (a printed stub that does not read back, an undercounting ledger,
-// a tombstoned run readable) or damage (verify finds a corrupt or missing
-// value, gc does not converge).
+// loss (a printed stub that does not read back, or that replay does not
+// rebuild; an undercounting ledger; a run gc reported removed that reads
+// again, or one it collects that reads neither whole nor collected) or
+// damage (verify finds a corrupt or missing value, gc does not converge).
 func TestCrash(t *testing.T) {
 	strace := needStrace(t)
 	for _, w := range workloads() {
