@@ -3,7 +3,6 @@ package crash
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -143,39 +142,69 @@ func explore(t *testing.T, strace string, w workload, model string, env []string
 		promised int
 	}
 	seen := map[key]bool{}
-	type built struct {
-		st State
-		fs *FS
-	}
-	var todo []built
+	var todo []State
 	for _, st := range sts {
-		fs := st.Build(rec.Before, rec.Ops)
-		k := key{fs.Sum(), st.Promised}
+		k := key{st.Build(rec.Before, rec.Ops).Sum(), st.Promised}
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		todo = append(todo, built{st, fs})
+		todo = append(todo, st)
 	}
 	rep.unique = len(todo)
-	sort.SliceStable(todo, func(i, j int) bool { return todo[i].st.Promised > todo[j].st.Promised })
-	if len(todo) > limit {
-		// Keep every state after the last promise up to half the budget,
-		// the rest sampled evenly.
-		rng.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
-		sort.SliceStable(todo, func(i, j int) bool { return todo[i].st.Promised > todo[j].st.Promised })
-		todo = append(todo[:limit/2], sample(todo[limit/2:], limit-limit/2, rng)...)
-	}
-	for _, b := range todo {
+	todo = choose(todo, limit, rng)
+	for _, st := range todo {
 		dir := t.TempDir()
-		if err := b.fs.Materialise(dir); err != nil {
+		if err := st.Build(rec.Before, rec.Ops).Materialise(dir); err != nil {
 			t.Fatal(err)
 		}
 		rep.checked++
-		check(t, &rep, w, dir, filepath.Join(root, w.runs), b.st, rec, values, stub)
+		check(t, &rep, w, dir, filepath.Join(root, w.runs), st, rec, values, stub)
 		os.RemoveAll(dir)
 	}
 	return rep
+}
+
+// choose picks at most limit of the distinct states to check. First, up
+// to three quarters of the budget, the states built on purpose (not
+// drawn) that follow a promise, where a loss shows: taken in turn from
+// each promise count, the last first, so that every promise is checked;
+// then the rest drawn from all that remain.
+func choose(sts []State, limit int, rng *rand.Rand) []State {
+	if len(sts) <= limit {
+		return sts
+	}
+	rng.Shuffle(len(sts), func(i, j int) { sts[i], sts[j] = sts[j], sts[i] })
+	byPromise := map[int][]State{}
+	var levels []int
+	var rest []State
+	for _, st := range sts {
+		if st.Drawn || st.Promised == 0 {
+			rest = append(rest, st)
+			continue
+		}
+		if byPromise[st.Promised] == nil {
+			levels = append(levels, st.Promised)
+		}
+		byPromise[st.Promised] = append(byPromise[st.Promised], st)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(levels)))
+	var out []State
+	for len(out) < limit*3/4 {
+		took := false
+		for _, l := range levels {
+			if q := byPromise[l]; len(q) > 0 && len(out) < limit*3/4 {
+				out, byPromise[l], took = append(out, q[0]), q[1:], true
+			}
+		}
+		if !took {
+			break
+		}
+	}
+	for _, l := range levels {
+		rest = append(rest, byPromise[l]...)
+	}
+	return append(out, sample(rest, limit-len(out), rng)...)
 }
 
 func sample[T any](s []T, n int, rng *rand.Rand) []T {
@@ -190,6 +219,9 @@ type verifyReport struct {
 	Corrupt, Missing, Debris int
 	Problems                 []struct{ Run, File, Kind, Message string }
 }
+
+// errCode is the code at the end of a one-line error.
+var errCode = regexp.MustCompile(`^retval: .* \(([a-z_]+)\)$`)
 
 var noisy = regexp.MustCompile(`[0-9a-f]{6,}|[0-9]{4,}`)
 
@@ -226,14 +258,22 @@ func check(t *testing.T, rep *report, w workload, dir, origRuns string, st State
 			}
 		}
 	}
-	resolve := func(v value) ([]byte, int) {
+	// resolve returns the value's bytes, or the error code resolve printed
+	// (SPEC §5: "retval: resolve: <what> (<code>)"); unknown_reference
+	// and collected share exit status 3, so the code tells them apart.
+	resolve := func(v value) ([]byte, string) {
 		c := exec.Command(retval, "resolve", "--runs-dir", runs, "--run", v.run, v.id, "--max-lookup-bytes", "0", "--max-step-bytes", "0")
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
 		b, err := c.Output()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return b, ee.ExitCode()
+		if err == nil {
+			return b, ""
 		}
-		return b, 0
+		line, _, _ := strings.Cut(stderr.String(), "\n")
+		if m := errCode.FindStringSubmatch(line); m != nil {
+			return b, m[1]
+		}
+		return b, fmt.Sprintf("%v: %.200s", err, line)
 	}
 	for _, v := range values {
 		shown := st.Promised >= v.after
@@ -256,14 +296,36 @@ func check(t *testing.T, rep *report, w workload, dir, origRuns string, st State
 			}
 		}
 		b, code := resolve(v)
-		whole := code == 0 && bytes.Equal(b, v.data)
+		whole := code == "" && bytes.Equal(b, v.data)
 		switch {
-		case v.collected && shown && code != 3:
-			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s collected and reported, then resolve exit %d with %d bytes; %s", v.run, v.id, code, len(b), where()))
-		case v.collected && !whole && code != 3:
-			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s neither whole nor collected: exit %d, %d of %d bytes; %s", v.run, v.id, code, len(b), len(v.data), where()))
+		case v.collected && shown && code != "collected":
+			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s collected and reported, then resolve %q with %d bytes; %s", v.run, v.id, code, len(b), where()))
+		case v.collected && !whole && code != "collected":
+			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s neither whole nor collected: %q, %d of %d bytes; %s", v.run, v.id, code, len(b), len(v.data), where()))
 		case !v.collected && shown && !whole:
-			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s printed, then resolve exit %d with %d of %d bytes; %s", v.run, v.id, code, len(b), len(v.data), where()))
+			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s printed, then resolve %q with %d of %d bytes; %s", v.run, v.id, code, len(b), len(v.data), where()))
+		}
+	}
+	// A run written again after gc says collected for what gc took (its
+	// tombstone goes when the run is made again; the record of the
+	// collected ids stays).
+	for _, v := range values {
+		if !v.collected {
+			continue
+		}
+		c := exec.Command(retval, append([]string{"retain", "--runs-dir", runs, "--run", v.run, "--call", "again"}, retainFlags...)...)
+		c.Stdin = strings.NewReader("written again\n")
+		if out, err := c.CombinedOutput(); err != nil {
+			damage(fmt.Sprintf("retain into %s again: %v: %s; %s", v.run, err, out, where()))
+			continue
+		}
+		b, code := resolve(v)
+		whole := code == "" && bytes.Equal(b, v.data)
+		switch {
+		case st.Promised >= v.after && code != "collected":
+			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s collected and reported, then, the run written again, resolve %q with %d bytes; %s", v.run, v.id, code, len(b), where()))
+		case !whole && code != "collected":
+			rep.losses = append(rep.losses, fmt.Sprintf("%s/%s, the run written again, neither whole nor collected: %q, %d of %d bytes; %s", v.run, v.id, code, len(b), len(v.data), where()))
 		}
 	}
 	if w.step != "" {
@@ -357,19 +419,35 @@ func TestCrash(t *testing.T) {
 // process left out) that no crash state can tell from the binary, and why
 // the promise does not need that sync; TestCrashMutants fails on any
 // other mutant that lives, and on a listed one that dies.
-var notNeeded = map[string]map[int]string{}
+var notNeeded = map[string]map[string]string{
+	"gc-one-run": {
+		"2": "the sync of .retval after making .retval/trash: the next sync of .retval, after making .retval/tombstones, comes before anything is put in the trash",
+		"5": "the sync of the tombstone directory after the collected ids' record is renamed in: the sync after the tombstone's rename covers it, before the run is moved",
+		"8": "the sync of the trash after the run is renamed into it: the model counts a rename as persisted by a sync of either of its directories (as ext4 and XFS journal it, one transaction), and the runs-dir's sync follows",
+		"9": "the sync of the runs-dir after the run is renamed out: as 8, the trash's sync before it covers the rename in the model",
+	},
+}
+
+// pairs lists mutants leaving out two syncs that are each not needed
+// alone, one covering for the other: each pair must die.
+var pairs = map[string][]string{"gc-one-run": {"8,9"}}
 
 // mutated are the workloads the mutation run covers: in the CI size, the
-// retain into an existing and into a new runs-dir; with -crash.long,
-// every workload.
+// retain into an existing and into a new runs-dir, a step's lookups, and
+// gc collecting one run; with -crash.long, every workload whose syncs
+// come in one order (gc collecting several runs and gc racing a retain
+// interleave theirs between threads or processes).
 func mutated() []workload {
-	if *long {
-		return workloads()
-	}
 	var ws []workload
-	for _, w := range workloads() {
-		if w.name == "retain-small" || w.name == "retain-new-runs-dir" {
+	for _, w := range append(workloads(), gcOneWorkload()) {
+		switch w.name {
+		case "retain-small", "retain-new-runs-dir", "resolve-step", "gc-one-run":
 			ws = append(ws, w)
+		case "gc-idle-runs", "gc-racing-retain":
+		default:
+			if *long {
+				ws = append(ws, w)
+			}
 		}
 	}
 	return ws
@@ -379,32 +457,49 @@ func mutated() []workload {
 // (RETVAL_TEST_SKIP_FSYNC=N: the Nth sync of each process, file or
 // directory) and explores each mutant under the weak model: a mutant is
 // killed when a loss or damage is found. Every mutant must die, but for
-// those notNeeded lists with the reason: a checker that kills none is
-// broken, and one that lets a needed sync go unnoticed is too.
+// those notNeeded lists with the reason (and the pairs of those, which
+// must die together): a checker that kills none is broken, and one that
+// lets a needed sync go unnoticed is too.
 func TestCrashMutants(t *testing.T) {
 	strace := needStrace(t)
 	for _, w := range mutated() {
 		t.Run(w.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(*seed, 0))
 			base := explore(t, strace, w, "weak", nil, budget(), rng)
-			for n := 1; ; n++ {
+			mutant := func(skip string) (killed, done bool) {
 				rng := rand.New(rand.NewPCG(*seed, 0))
-				rep := explore(t, strace, w, "weak", []string{fmt.Sprint("RETVAL_TEST_SKIP_FSYNC=", n)}, budget(), rng)
+				rep := explore(t, strace, w, "weak", []string{"RETVAL_TEST_SKIP_FSYNC=" + skip}, budget(), rng)
 				if rep.fsyncs >= base.fsyncs {
-					break // no process made n syncs: nothing was left out
+					return false, true // no process made that many syncs: nothing was left out
 				}
-				killed := len(rep.losses)+len(rep.damage) > 0
+				killed = len(rep.losses)+len(rep.damage) > 0
 				verdict := "alive"
 				if killed {
-					verdict = "killed"
+					verdict = "killed: " + append(rep.losses, rep.damage...)[0]
 				}
-				fmt.Printf("%s mutant skip-fsync-%d: %s (%d losses, %d damaged of %d checked)\n", w.name, n, verdict, len(rep.losses), len(rep.damage), rep.checked)
-				why, listed := notNeeded[w.name][n]
+				fmt.Printf("%s mutant skip-fsync-%s: %d losses, %d damaged of %d checked; %.300s\n", w.name, skip, len(rep.losses), len(rep.damage), rep.checked, verdict)
+				return killed, false
+			}
+			for n := 1; ; n++ {
+				skip := fmt.Sprint(n)
+				killed, done := mutant(skip)
+				if done {
+					if n == 1 && base.fsyncs > 0 {
+						t.Errorf("RETVAL_TEST_SKIP_FSYNC=1 left no sync out of %d: the switch does not reach the binary", base.fsyncs)
+					}
+					break
+				}
+				why, listed := notNeeded[w.name][skip]
 				switch {
 				case !killed && !listed:
-					t.Errorf("skip-fsync-%d lives: the explorer misses a loss, or the sync is not needed (then say why in notNeeded and docs/RELIABILITY.md)", n)
+					t.Errorf("skip-fsync-%s lives: the explorer misses a loss, or the sync is not needed (then say why in notNeeded and docs/RELIABILITY.md)", skip)
 				case killed && listed:
-					t.Errorf("skip-fsync-%d is listed as not needed (%s), yet it is killed: %s", n, why, append(rep.losses, rep.damage...)[0])
+					t.Errorf("skip-fsync-%s is listed as not needed (%s), yet it is killed", skip, why)
+				}
+			}
+			for _, skip := range pairs[w.name] {
+				if killed, _ := mutant(skip); !killed {
+					t.Errorf("skip-fsync-%s lives: the two syncs cover for each other, yet leaving out both is not seen", skip)
 				}
 			}
 		})

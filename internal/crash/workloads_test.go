@@ -199,7 +199,8 @@ func hookWorkload() workload {
 		args: func(root string) []string {
 			// The hook's store and settings come from its environment, as
 			// Claude Code runs it: nothing of the user's.
-			return []string{"/bin/sh", "-c", fmt.Sprintf(`exec env -i HOME=%s PATH=/usr/bin:/bin RETVAL_RUNS_DIR=%s %s hook claude-code < %s`,
+			// (The mutation run's switch is passed on.)
+			return []string{"/bin/sh", "-c", fmt.Sprintf(`exec env -i HOME=%s PATH=/usr/bin:/bin RETVAL_RUNS_DIR=%s ${RETVAL_TEST_SKIP_FSYNC:+RETVAL_TEST_SKIP_FSYNC=$RETVAL_TEST_SKIP_FSYNC} %s hook claude-code < %s`,
 				home, filepath.Join(root, "runs"), retval, in)}
 		},
 		promised: func() []value { return []value{stubbed("v", data)} },
@@ -235,6 +236,20 @@ func gcWorkload() workload {
 		},
 		promised: func() []value { return nil },
 	}
+}
+
+// gcOneWorkload: gc collecting one idle run. Its syncs come in one order
+// (with several runs, gc's workers interleave theirs), so the mutation
+// run can say which of them each mutant leaves out.
+func gcOneWorkload() workload {
+	w := gcWorkload()
+	w.name = "gc-one-run"
+	w.setup = func(t *testing.T, root string) []value {
+		vs := idleRuns(t, filepath.Join(root, "runs"), "old0")
+		vs[0].marker, vs[0].collected = "removed 1 run", true
+		return vs
+	}
+	return w
 }
 
 // idleRuns makes runs holding one value v each.
