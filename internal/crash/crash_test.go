@@ -403,6 +403,7 @@ func TestCrash(t *testing.T) {
 	for _, w := range workloads() {
 		for _, model := range []string{"ordered", "weak"} {
 			t.Run(w.name+"/"+model, func(t *testing.T) {
+				t.Parallel() // each in a root of its own; -parallel bounds them
 				rng := rand.New(rand.NewPCG(*seed, 0))
 				rep := explore(t, strace, w, model, nil, budget(), rng)
 				t.Log(rep.line(w.name, model))
@@ -464,6 +465,7 @@ func TestCrashMutants(t *testing.T) {
 	strace := needStrace(t)
 	for _, w := range mutated() {
 		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
 			rng := rand.New(rand.NewPCG(*seed, 0))
 			base := explore(t, strace, w, "weak", nil, budget(), rng)
 			mutant := func(skip string) (killed, done bool) {
