@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/retval/retval/internal/s3test"
 )
 
 var (
@@ -41,6 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	s3test.StopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
