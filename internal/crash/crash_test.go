@@ -403,10 +403,13 @@ func (r *report) line(w, model string) string {
 // damage (verify finds a corrupt or missing value, gc does not converge).
 func TestCrash(t *testing.T) {
 	strace := needStrace(t)
-	for _, w := range workloads() {
+	for i, w := range workloads() {
 		for _, model := range []string{"ordered", "weak"} {
 			t.Run(w.name+"/"+model, func(t *testing.T) {
 				t.Parallel() // each in a root of its own; -parallel bounds them
+				// A workload's own: its setup keeps its inputs in the
+				// closure, which the other model's run must not share.
+				w := workloads()[i]
 				rng := rand.New(rand.NewPCG(*seed, 0))
 				rep := explore(t, strace, w, model, nil, budget(), rng)
 				t.Log(rep.line(w.name, model))

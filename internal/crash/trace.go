@@ -185,6 +185,11 @@ func (p *parser) parse(log string) error {
 		if strings.HasPrefix(rest, "--- ") || strings.HasPrefix(rest, "+++ ") {
 			continue // a signal, an exit
 		}
+		if strings.HasSuffix(rest, "<detached ...>") {
+			// A thread strace let go of in a call (its process was
+			// exiting): the call, if any, never returns in the log.
+			continue
+		}
 		if start, ok := strings.CutSuffix(rest, " <unfinished ...>"); ok {
 			c := &call{tid: tid, text: start}
 			pending[tid] = c

@@ -64,6 +64,17 @@ func TestParseResumedCall(t *testing.T) {
 		`write d/f [0,+5)`)
 }
 
+// A thread let go of in a call, as its process exits, shows as "???(
+// <detached ...>", its call never resumed: nothing to apply.
+func TestParseDetached(t *testing.T) {
+	log := `10 fsync(` + fd(9, "/elsewhere") + ` <unfinished ...>
+11 openat(-100<` + x("/r") + `>, "` + x("d/f") + `", 0x41, 0600) = ` + fd(4, "/r/d/f") + `
+10 ???( <detached ...>
+12 ???( <detached ...>
+`
+	wantOps(t, log, `create d/f`)
+}
+
 // A call's effect is taken at its start: a thread may be logged returning
 // from mkdirat after another thread made a file in the new directory.
 func TestParseEffectsAtStart(t *testing.T) {
