@@ -122,11 +122,12 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		p.writes++
 	}
-	hold := n == p.holdAt && p.held != nil
+	held, release := p.held, p.release
+	hold := n == p.holdAt && held != nil
 	p.mu.Unlock()
 	if hold {
-		close(p.held)
-		<-p.release
+		close(held)
+		<-release
 	}
 	switch kind {
 	case "reset":
@@ -191,6 +192,29 @@ func (p *faultProxy) forward(r *http.Request, body []byte) (*answer, error) {
 		return nil, err
 	}
 	return &answer{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// met is the request the fault met, "" when none did.
+func (p *faultProxy) met() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hit
+}
+
+// writeCount is how many requests may have changed the bucket.
+func (p *faultProxy) writeCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.writes
+}
+
+// holdRequest makes the proxy hold its at-th request: held closes when it
+// is held; the request goes on once release is closed.
+func (p *faultProxy) holdRequest(at int) (held, release chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holdAt, p.held, p.release = at, make(chan struct{}), make(chan struct{})
+	return p.held, p.release
 }
 
 func (p *faultProxy) requests() []string {
@@ -435,10 +459,10 @@ func TestS3Faults(t *testing.T) {
 				s3Case(t, &rep, w, c)
 				rep.cases++
 				rep.kinds[f.kind]++
-				if c.proxy.hit != "" {
+				if c.proxy.met() != "" {
 					rep.hits++
 				}
-				t.Logf("%s at request %d (%s)", f.kind, f.at, c.proxy.hit)
+				t.Logf("%s at request %d (%s)", f.kind, f.at, c.proxy.met())
 			}
 			line := rep.line(w.name)
 			t.Log(line)
@@ -465,15 +489,15 @@ func s3Case(t *testing.T, rep *s3report, w s3workload, c *s3ctx) {
 	t.Helper()
 	before := w.setup(t, c)
 	stdout := w.run(t, c)
-	where := fmt.Sprintf("%s/%s (%s at request %d: %s)", w.name, c.prefix, c.proxy.f.kind, c.proxy.f.at, c.proxy.hit)
+	where := fmt.Sprintf("%s/%s (%s at request %d: %s)", w.name, c.prefix, c.proxy.f.kind, c.proxy.f.at, c.proxy.met())
 	loss := func(format string, a ...any) {
 		rep.losses = append(rep.losses, fmt.Sprintf(format, a...)+"; "+where)
 	}
 	damage := func(format string, a ...any) {
 		rep.damage = append(rep.damage, fmt.Sprintf(format, a...)+"; "+where)
 	}
-	if w.noWrites && c.proxy.writes > 0 {
-		loss("%d write requests (%v)", c.proxy.writes, c.proxy.requests())
+	if w.noWrites && c.proxy.writeCount() > 0 {
+		loss("%d write requests (%v)", c.proxy.writeCount(), c.proxy.requests())
 	}
 	var stub []byte
 	promised := w.promised()
@@ -589,7 +613,7 @@ func s3Converge(rep *s3report, c *s3ctx, damage func(string, ...any)) {
 	}
 	rep.converged++
 	if out, stderr, err := c.retval(false, nil, "gc", "--grace", "0s"); err != nil {
-		if c.proxy.f.kind == "500-always" && strings.HasPrefix(c.proxy.hit, "DELETE ") && strings.HasSuffix(c.proxy.hit, "/gc.lease?x-id") &&
+		if c.proxy.f.kind == "500-always" && strings.HasPrefix(c.proxy.met(), "DELETE ") && strings.HasSuffix(c.proxy.met(), "/gc.lease?x-id") &&
 			bytes.HasSuffix(bytes.TrimSpace(stderr), []byte("(busy)")) {
 			// The server refused every attempt to release gc's lease: it
 			// keeps gc out until it expires (LeaseTTL), as after a gc
@@ -648,7 +672,7 @@ func TestS3GCRace(t *testing.T) {
 		gcSide, retainSide := newCtx(fmt.Sprint(k))
 		before := s3IdleRuns(t, gcSide, "r")
 		before[0].marker, before[0].collected = "removed 1 run", true
-		gcSide.proxy.holdAt, gcSide.proxy.held, gcSide.proxy.release = k, make(chan struct{}), make(chan struct{})
+		held, release := gcSide.proxy.holdRequest(k)
 		gc := exec.Command(retval, "gc", "--max-age", "1ns", "--grace", "0s")
 		gc.Env = gcSide.env(true)
 		var gcOut bytes.Buffer
@@ -660,14 +684,14 @@ func TestS3GCRace(t *testing.T) {
 		go func() { exited <- gc.Wait() }()
 		heldAt := ""
 		select {
-		case <-gcSide.proxy.held:
+		case <-held:
 			heldAt = gcSide.proxy.requests()[k-1]
 		case <-exited: // gc made fewer requests this time
 			exited <- nil
 		}
 		data := random(4000)
 		out, _, _ := retainSide.retval(true, data, append([]string{"retain", "--run", "r", "--call", "v2"}, retainFlags...)...)
-		close(gcSide.proxy.release)
+		close(release)
 		<-exited
 		rep.cases++
 		if heldAt != "" {
