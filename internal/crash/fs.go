@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 )
 
 // inode is a file or a directory of the model file system.
@@ -86,26 +85,6 @@ func Load(dir string) (*FS, error) {
 		return nil
 	}
 	return fs, walk(dir, rootIno)
-}
-
-// lookup returns the inode a slash-separated path relative to the root
-// names, or 0.
-func (fs *FS) lookup(rel string) int {
-	ino := rootIno
-	if rel == "." || rel == "" {
-		return ino
-	}
-	for _, part := range strings.Split(rel, "/") {
-		in := fs.ino[ino]
-		if in == nil || !in.dir {
-			return 0
-		}
-		ino = in.entries[part]
-		if ino == 0 {
-			return 0
-		}
-	}
-	return ino
 }
 
 // apply performs op on fs. An operation whose inodes the chosen state
@@ -221,4 +200,35 @@ func (fs *FS) Sum() [32]byte {
 	var s [32]byte
 	copy(s[:], h.Sum(nil))
 	return s
+}
+
+// pathOf is a path of inode n relative to the root, for reports: "?" and
+// its number when no entry reaches it.
+func (fs *FS) pathOf(n int) string {
+	if n == rootIno {
+		return "."
+	}
+	var find func(dir int, at string, depth int) string
+	find = func(dir int, at string, depth int) string {
+		if depth > 64 {
+			return ""
+		}
+		for name, c := range fs.ino[dir].entries {
+			if c == n {
+				return filepath.Join(at, name)
+			}
+		}
+		for name, c := range fs.ino[dir].entries {
+			if in := fs.ino[c]; in != nil && in.dir {
+				if p := find(c, filepath.Join(at, name), depth+1); p != "" {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	if p := find(rootIno, "", 0); p != "" {
+		return p
+	}
+	return fmt.Sprintf("?%d", n)
 }

@@ -18,6 +18,9 @@ type State struct {
 	Kept     []int // indices of the operations that persisted
 	Partial  int   // when ≥ 0, the byte count of Kept's last write that persisted
 	Promised int   // promise points (stdout writes) before the crash
+	// Drawn is set for a state the weak model drew at random, as opposed
+	// to one it built on purpose (an extreme, or all but one operation).
+	Drawn bool
 }
 
 // Describe names the state for a report: crash point and what was dropped.
@@ -208,11 +211,12 @@ func (w *weakPoint) state(ops []Op, prefix map[string]int, dirKept func(j int) b
 // per file) with any subset of the directory operations. A rename or link
 // belongs to both its directories; a barrier on either forces it.
 //
-// Crash points at a promise (stdout write) and at the end are where a
-// loss can show; every such point is explored, every other point too
-// when the whole space is at most limit states. When the space is larger
-// than limit, limit states are sampled from it with rng, every crash point
-// first getting its all-or-nothing extremes.
+// When the whole space is at most limit states, it is enumerated. Else,
+// at every crash point, the states built on purpose: nothing unforced
+// persisted, everything did, and everything but one operation (a
+// directory operation, or a write with the later writes of its file) —
+// the reorderings ALICE found most bugs with; then limit states drawn
+// with rng.
 func Weak(ops []Op, limit int, rng *rand.Rand) (states []State, total int, exhaustive bool) {
 	var points []weakPoint
 	for c := 1; c <= len(ops); c++ {
@@ -232,16 +236,29 @@ func Weak(ops []Op, limit int, rng *rand.Rand) (states []State, total int, exhau
 		}
 		return states, total, true
 	}
+	keepAll := func(int) bool { return true }
 	for _, w := range points {
-		none := map[string]int{}
 		all := map[string]int{}
 		for k, f := range w.files {
 			all[k] = len(f)
 		}
-		states = append(states, w.state(ops, none, func(int) bool { return false }),
-			w.state(ops, all, func(int) bool { return true }))
+		states = append(states, w.state(ops, map[string]int{}, func(int) bool { return false }),
+			w.state(ops, all, keepAll))
+		for j := range w.dirOps {
+			states = append(states, w.state(ops, all, func(i int) bool { return i != j }))
+		}
+		for _, k := range sortedKeys(w.files) {
+			for n := range w.files[k] {
+				pre := map[string]int{}
+				for k2, v := range all {
+					pre[k2] = v
+				}
+				pre[k] = n
+				states = append(states, w.state(ops, pre, keepAll))
+			}
+		}
 	}
-	for len(states) < limit {
+	for range limit {
 		w := points[rng.IntN(len(points))]
 		pre := map[string]int{}
 		for _, k := range sortedKeys(w.files) {
@@ -251,7 +268,9 @@ func Weak(ops []Op, limit int, rng *rand.Rand) (states []State, total int, exhau
 		for j := range bits {
 			bits[j] = rng.IntN(2) == 0
 		}
-		states = append(states, w.state(ops, pre, func(j int) bool { return bits[j] }))
+		st := w.state(ops, pre, func(j int) bool { return bits[j] })
+		st.Drawn = true
+		states = append(states, st)
 	}
 	return states, total, false
 }

@@ -3,6 +3,7 @@ package fsx
 import (
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -24,17 +25,26 @@ func SyncFile(f *os.File) error {
 // (as TestHookSync sees directories).
 var TestHookSyncFile func(name string)
 
-// skipNth is the fsync to leave out, from RETVAL_TEST_SKIP_FSYNC=N (the
-// Nth sync of the process, counting from 1), read once; 0 skips none. It
-// exists so that a test can prove the crash explorer sees each missing
-// fsync; nothing else sets it.
+// skipped are the syncs to leave out, from RETVAL_TEST_SKIP_FSYNC=N or
+// N,M,... (the Nth sync of the process, counting from 1), read once; none
+// when it is unset. It exists so that a test can prove the crash explorer
+// sees each missing fsync (and each pair that only matters together);
+// nothing else sets it.
 var (
-	skipNth  = sync.OnceValue(func() int64 { n, _ := strconv.ParseInt(os.Getenv("RETVAL_TEST_SKIP_FSYNC"), 10, 64); return n })
+	skipped = sync.OnceValue(func() map[int64]bool {
+		set := map[int64]bool{}
+		for _, f := range strings.Split(os.Getenv("RETVAL_TEST_SKIP_FSYNC"), ",") {
+			if n, err := strconv.ParseInt(f, 10, 64); err == nil && n > 0 {
+				set[n] = true
+			}
+		}
+		return set
+	})
 	syncSeen atomic.Int64
 )
 
-// skipSync counts one sync and reports whether it is the one to leave out.
+// skipSync counts one sync and reports whether it is one to leave out.
 func skipSync() bool {
-	n := skipNth()
-	return n > 0 && syncSeen.Add(1) == n
+	s := skipped()
+	return len(s) > 0 && s[syncSeen.Add(1)]
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -543,6 +544,64 @@ func TestReadAtCutBodyIsAnError(t *testing.T) {
 		// The end of the object is still io.EOF.
 		if n, err := cut.ReadAt(c, "v.txt", p, 8000); n != 2000 || err != io.EOF || !bytes.Equal(p[:n], data[8000:]) {
 			t.Fatalf("ReadAt over the end = %d, %v; want 2000, EOF", n, err)
+		}
+	})
+}
+
+// A lease whose create took effect but whose answer was lost (the client
+// sent it again and met its own object: 412) is the taker's: found by its
+// token, it is held, not reported held by another until it expires.
+// Neither is a lease whose creation could not be confirmed left behind.
+// (internal/crash's TestS3Faults found both against versitygw.)
+func TestLeaseCreateAnswerLost(t *testing.T) {
+	eachBucket(t, func(t *testing.T, b *s3store.Bucket, raw s3store.API) {
+		c := ctx(t)
+		f := s3fake.Wrap(b.API())
+		isLease := func(op s3fake.Op) func(s3fake.Call) bool {
+			return func(call s3fake.Call) bool { return call.Op == op && strings.HasSuffix(call.Key, "gc.lease") }
+		}
+		remove := f.Add(s3fake.Rule{Match: isLease(s3fake.OpPut), Times: 1, Fault: s3fake.DropRetried()})
+		lossy := s3store.New(f, b.Location())
+		l, err := lossy.AcquireLease(c, ".retval/gc.lease", "gc-1", time.Hour)
+		if err != nil {
+			t.Fatalf("acquiring a lease whose create's answer was lost: %v", err)
+		}
+		remove()
+		if err := l.Renew(c); err != nil {
+			t.Fatalf("renewing it: %v", err)
+		}
+		if err := l.Release(c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Stat(c, ".retval/gc.lease"); !errors.Is(err, s3store.ErrNotFound) {
+			t.Fatalf("lease after its release: %v", err)
+		}
+
+		// The same for taking an expired lease over.
+		if _, err := b.AcquireLease(c, ".retval/gc.lease", "gc-0", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		s3store.SetSkew(lossy, 2*time.Hour)
+		// The create (412: it is there) passes; the replace's answer is lost.
+		remove = f.Add(s3fake.Rule{Match: isLease(s3fake.OpPut), Skip: 1, Times: 1, Fault: s3fake.DropRetried()})
+		l, err = lossy.AcquireLease(c, ".retval/gc.lease", "gc-1", time.Hour)
+		s3store.SetSkew(lossy, 0)
+		remove()
+		if err != nil {
+			t.Fatalf("taking over an expired lease, the answer lost: %v", err)
+		}
+		if err := l.Release(c); err != nil {
+			t.Fatal(err)
+		}
+
+		// Created, then the look at when the server wrote it fails:
+		// the error is returned and the lease is released.
+		f.Add(s3fake.Rule{Match: isLease(s3fake.OpHead), Fault: s3fake.InternalError()})
+		if _, err := lossy.AcquireLease(c, ".retval/gc.lease", "gc-2", time.Hour); err == nil {
+			t.Fatal("acquire succeeded though the lease could not be stamped")
+		}
+		if _, err := b.Stat(c, ".retval/gc.lease"); !errors.Is(err, s3store.ErrNotFound) {
+			t.Fatalf("lease left after a failed acquire: %v", err)
 		}
 	})
 }

@@ -75,7 +75,7 @@ func (b *Bucket) AcquireLease(ctx context.Context, key, holder string, ttl time.
 	etag, err := b.Create(ctx, key, body)
 	if err == nil {
 		l.etag = etag
-		return l, l.stamp(ctx)
+		return l.stamped(ctx)
 	}
 	if !errors.Is(err, ErrExists) {
 		return nil, err
@@ -89,6 +89,12 @@ func (b *Bucket) AcquireLease(ctx context.Context, key, holder string, ttl time.
 		return nil, err
 	}
 	var held leaseBody
+	if json.Unmarshal(data, &held) == nil && held.Token == l.token {
+		// Our own create: it took effect, its answer was lost, and the
+		// client's retry met the object it had made.
+		l.etag = cur.ETag
+		return l.stamped(ctx)
+	}
 	if json.Unmarshal(data, &held) != nil || held.TTLMs <= 0 {
 		// Unreadable: treat it as expired once its Last-Modified plus the
 		// caller's ttl has passed.
@@ -104,13 +110,28 @@ func (b *Bucket) AcquireLease(ctx context.Context, key, holder string, ttl time.
 	}
 	etag, err = b.Replace(ctx, key, body, cur.ETag)
 	if errors.Is(err, ErrChanged) {
+		if data, cur, gerr := b.Get(ctx, key, maxLeaseBytes); gerr == nil && json.Unmarshal(data, &held) == nil && held.Token == l.token {
+			l.etag = cur.ETag // our own take-over, its answer lost
+			return l.stamped(ctx)
+		}
 		return nil, &HeldError{Key: key, Holder: "another process (it took over the expired lease first)", Until: now.Add(ttl)}
 	}
 	if err != nil {
 		return nil, err
 	}
 	l.etag = etag
-	return l, l.stamp(ctx)
+	return l.stamped(ctx)
+}
+
+// stamped stamps a lease just written and returns it; one that cannot be
+// stamped is released (if it is still this holder's) rather than left to
+// keep others out until it expires.
+func (l *Lease) stamped(ctx context.Context) (*Lease, error) {
+	if err := l.stamp(ctx); err != nil {
+		l.Release(ctx)
+		return nil, err
+	}
+	return l, nil
 }
 
 // stamp records when the server last saw the lease written.
