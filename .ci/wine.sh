@@ -102,7 +102,9 @@ winetest() {
   local args=(-test.short -test.timeout 15m)
   [[ -z ${skip[$pkg]:-} ]] || args+=(-test.skip "${skip[$pkg]}")
   # From the package's directory, as go test runs a test (testdata).
-  (cd "$pkg" && wine "$bin/${pkg##*/}.test.exe" "${args[@]}") >"$bin/$name.log" 2>&1 || status=$?
+  # Without CI and VERSITYGW: versitygw is a Linux binary, so the S3
+  # tests run against the in-process fake here (natively, against both).
+  (cd "$pkg" && env -u CI -u VERSITYGW wine "$bin/${pkg##*/}.test.exe" "${args[@]}") >"$bin/$name.log" 2>&1 || status=$?
   echo "$status $((SECONDS - start))" >"$bin/$name.status"
 }
 slots=$(nproc)
