@@ -143,28 +143,11 @@ func parseRequest(body []byte) (conversation, bool, error) {
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case "user":
-			prompt = append(prompt, contentText(msg.Content))
+			prompt = append(prompt, e2etest.ContentText(msg.Content))
 		case "tool":
-			c.Results = append(c.Results, e2etest.ToolResult{ID: msg.ToolCallID, Text: contentText(msg.Content)})
+			c.Results = append(c.Results, e2etest.ToolResult{ID: msg.ToolCallID, Text: e2etest.ContentText(msg.Content)})
 		}
 	}
 	c.Prompt = strings.Join(prompt, "\n")
 	return c, req.Stream, nil
-}
-
-// contentText is a message's content: a string, or its text parts joined.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }
