@@ -241,7 +241,7 @@ func geminiShellOutput(h *Hook, in geminiInput, call Call, content json.RawMessa
 	}
 	trailer := shellTrailer().FindString(rest)
 	value := rest[:len(rest)-len(trailer)]
-	shown, reason, err := h.Shell(call, Shell{Stdout: value, Note: geminiShellNote})
+	shown, reason, err := h.Shell(call, Shell{Stdout: value, Partial: geminiTruncated(value), Note: geminiShellNote})
 	if err != nil {
 		return Answer{}, err
 	}
@@ -249,6 +249,16 @@ func geminiShellOutput(h *Hook, in geminiInput, call Call, content json.RawMessa
 		return geminiAnswer(geminiOutput{}, nil, reason)
 	}
 	return geminiReplace(in, call, wrapUntrusted("Output: "+strings.TrimSuffix(shown.Stdout, "\n")+trailer), shown.Descriptor)
+}
+
+// geminiTruncated reports whether Gemini cut the output to its buffer's
+// last bytes: it then ends the text with its warning line (Gemini CLI
+// 0.61.0, ShellExecutionService: "[GEMINI_CLI_WARNING: Output truncated.
+// The buffer is limited to 16MB.]"), and the value is a tail, not the
+// whole output.
+func geminiTruncated(value string) bool {
+	last := value[strings.LastIndexByte(value, '\n')+1:]
+	return strings.HasPrefix(last, "[GEMINI_CLI_WARNING: Output truncated.") && strings.HasSuffix(last, "]")
 }
 
 // geminiShellNote follows the stub of a shell command's output: the value

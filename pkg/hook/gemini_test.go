@@ -357,3 +357,34 @@ func TestGeminiSettings(t *testing.T) {
 		t.Error("a refused file was changed")
 	}
 }
+
+// Gemini keeps at most the last 16 MB of an output and says so in a last
+// line of its own: the value is a tail, and its stub says partial, never
+// complete.
+func TestGeminiShellTruncatedIsPartial(t *testing.T) {
+	o := Options{RunsDir: t.TempDir()}
+	temp := t.TempDir()
+	value := strings.TrimSuffix(numbers(100000), "\n") + "\n[GEMINI_CLI_WARNING: Output truncated. The buffer is limited to 16MB.]"
+	in := geminiIn(t, temp, "AfterTool", "run_shell_command", map[string]any{"command": "yes | head -c 20000000"},
+		shellResponse(value, "\nProcess Group PGID: 4242"))
+	out, _ := runGemini(t, in, o)
+	text := shown(t, out)
+	if !strings.Contains(text, "partial: upstream kept the last ") || strings.Contains(text, ", complete") {
+		t.Fatalf("the model sees %q", text[:min(len(text), 300)])
+	}
+	id := geminiCallID(geminiInput{ToolName: "run_shell_command", Timestamp: geminiTime, ToolInput: json.RawMessage(`{"command":"yes | head -c 20000000"}`)})
+	got, d := stored(t, o.RunsDir, "sess", id)
+	if got != value || d.Complete {
+		t.Fatalf("stored %d bytes, complete %v", len(got), d.Complete)
+	}
+	// A line that only mentions the warning is not Gemini's cut.
+	for v, want := range map[string]bool{
+		"[GEMINI_CLI_WARNING: Output truncated. The buffer is limited to 16MB.]":                  true,
+		"x\n[GEMINI_CLI_WARNING: Output truncated. The buffer is limited to 16MB.] and more text": false,
+		"[GEMINI_CLI_WARNING: Output truncated. The buffer is limited to 16MB.]\nx":               false,
+	} {
+		if geminiTruncated(v) != want {
+			t.Errorf("geminiTruncated(%q) = %v", v, !want)
+		}
+	}
+}

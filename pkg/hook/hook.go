@@ -194,6 +194,9 @@ type Value struct {
 	// Tool is the value's tool as recorded ("" is Call.Tool).
 	Tool     string
 	TimedOut bool
+	// Partial: the agent kept only the output's tail (its own buffer
+	// limit), so the stub must not say complete.
+	Partial bool
 	// Note is shown to the model after the stub (where the value came
 	// from); the read log counts it with the stub.
 	Note string
@@ -221,7 +224,7 @@ func (h *Hook) Retain(r io.Reader, v Value) (*Kept, string, error) {
 		tool = v.Call.Tool
 	}
 	res, err := store.Retain(r, io.Discard, retain.RetainOptions{
-		Run: v.Call.Run, Call: v.Call.ID + v.Suffix, Meta: retain.Meta{Tool: tool, TimedOut: v.TimedOut},
+		Run: v.Call.Run, Call: v.Call.ID + v.Suffix, Meta: retain.Meta{Tool: tool, TimedOut: v.TimedOut, Partial: v.Partial},
 		Limits: h.opts.Limits, Policy: retain.PolicyLegacy, Compress: h.opts.Compress,
 		ReadMore: h.readMore, Via: "hook", Note: v.Note,
 	})
@@ -255,6 +258,8 @@ type Shell struct {
 	// Stderr is the command's error output, when the agent keeps it apart.
 	Stderr      string
 	Interrupted bool
+	// Partial: the agent kept only stdout's tail.
+	Partial bool
 	// Note is shown to the model after stdout's stub: what the value is,
 	// where that is not the command's stdout as it wrote it.
 	Note string
@@ -285,7 +290,7 @@ func (h *Hook) Shell(c Call, out Shell) (*ShellShown, string, error) {
 		stdout = f
 	}
 	shown := &ShellShown{Stdout: out.Stdout, Stderr: out.Stderr}
-	kept, reason, err := h.Retain(stdout, Value{Call: c, TimedOut: out.Interrupted, Note: out.Note})
+	kept, reason, err := h.Retain(stdout, Value{Call: c, TimedOut: out.Interrupted, Partial: out.Partial, Note: out.Note})
 	if err != nil {
 		return nil, "", err
 	}
