@@ -1,7 +1,7 @@
 // Package s3fake is object storage in memory for tests: a Bucket that
 // implements s3store.API with the semantics of S3 (and of versitygw, the
 // real server the tests also run against), a Faults wrapper that injects
-// failures by rule around any s3store.API (this one or the AWS SDK's), and
+// failures by rule around any s3store.API (this one or the HTTP client), and
 // a Server that serves buckets over S3's HTTP protocol for tests that run
 // retval as a separate process.
 //

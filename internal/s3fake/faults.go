@@ -179,7 +179,7 @@ type rule struct {
 
 // Faults wraps an s3store.API and injects faults into its calls by rule,
 // in the manner of restic's backend wrappers: the wrapped API may be a
-// Bucket or the AWS SDK's client. It records every call. It is safe for
+// Bucket or the HTTP client. It records every call. It is safe for
 // concurrent use, and rules may be added while calls are in flight.
 type Faults struct {
 	api s3store.API

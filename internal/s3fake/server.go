@@ -19,7 +19,7 @@ import (
 
 // Server serves in-memory buckets over S3's HTTP protocol, path-style
 // (ENDPOINT/BUCKET/KEY): what a retval process started by a test reaches
-// through AWS_ENDPOINT_URL_S3, with the AWS SDK, as it would a real
+// through AWS_ENDPOINT_URL_S3, with its HTTP client, as it would a real
 // server. Requests are not authenticated. Only the calls of s3store.API
 // are served, plus creating a bucket; anything else is 501.
 //

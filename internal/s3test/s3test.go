@@ -96,7 +96,7 @@ func (s *Server) Config() s3store.Config {
 }
 
 // API is the API of bucket as directly as the test's process reaches it:
-// the fake's bucket in memory, or versitygw's through the AWS SDK.
+// the fake's bucket in memory, or versitygw's through the HTTP client.
 func (s *Server) API(bucket string) s3store.API {
 	if s.fake != nil {
 		if b := s.fake.Bucket(bucket); b != nil {
@@ -106,7 +106,7 @@ func (s *Server) API(bucket string) s3store.API {
 	return s.Client(bucket)
 }
 
-// Client is the API of bucket through the AWS SDK over HTTP, as a retval
+// Client is the API of bucket through the store's HTTP client, as a retval
 // process reaches it, whichever the server.
 func (s *Server) Client(bucket string) s3store.API { return s3store.NewClient(bucket, s.Config()) }
 

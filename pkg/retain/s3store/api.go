@@ -11,7 +11,7 @@ import (
 // API is the S3 API of one bucket: the calls the store's protocol is
 // built from, and nothing else. Keys are the bucket's own (the store's
 // prefix is Bucket's business, not the API's). There are two
-// implementations: the AWS SDK's client (Open), and an in-memory bucket
+// implementations: the HTTP client (NewClient, Open), and an in-memory bucket
 // with the same semantics that the tests run against, which can also
 // inject faults around either (internal/s3fake).
 //
@@ -148,8 +148,14 @@ type StatusError struct {
 	Status  int    // the HTTP status: 404, 412, 503, ...
 	Code    string // S3's error code: NoSuchKey, PreconditionFailed, SlowDown, ...
 	Message string
-	Err     error // the client's own error, when there is one
+	Err     error     // the client's own error, when there is one
+	date    time.Time // the answer's Date, when it had one
 }
+
+// HTTPStatusCode and ErrorCode are what the AWS SDK's retryer asks an
+// error for, to decide whether a call is worth another attempt.
+func (e *StatusError) HTTPStatusCode() int { return e.Status }
+func (e *StatusError) ErrorCode() string   { return e.Code }
 
 func (e *StatusError) Error() string {
 	if e.Err != nil {

@@ -152,14 +152,14 @@ type Bucket struct {
 // DefaultPartSize is Bucket.PartSize's default.
 const DefaultPartSize = 8 << 20
 
-// Open returns the Bucket for loc on the server c reaches, through the
-// AWS SDK. It sends nothing until first used.
+// Open returns the Bucket for loc on the server c reaches, through S3's
+// HTTP interface (NewClient). It sends nothing until first used.
 func Open(loc Location, c Config) *Bucket {
 	return New(NewClient(loc.Bucket, c), loc)
 }
 
 // New returns the Bucket for loc through api, the API of the bucket
-// loc names: the AWS SDK's (NewClient), or another implementation of
+// loc names: the HTTP client's (NewClient), or another implementation of
 // the same calls (an in-memory one, one that injects faults).
 func New(api API, loc Location) *Bucket {
 	return &Bucket{api: api, loc: loc, PartSize: DefaultPartSize}
