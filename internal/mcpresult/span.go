@@ -20,41 +20,51 @@ import (
 // of raw; false when raw is not an object. A name given twice keeps its
 // last value, as encoding/json does.
 func Members(raw []byte) (map[string]json.RawMessage, bool) {
+	m, _, ok := MembersRepeats(raw)
+	return m, ok
+}
+
+// MembersRepeats is Members, also saying whether a name is given twice:
+// encoding/json then decodes each value in turn, so an object or array
+// given twice is not its last value alone.
+func MembersRepeats(raw []byte) (m map[string]json.RawMessage, repeats, ok bool) {
 	s := jsonscan.NewBytes(raw, 0)
 	if _, err := s.Expect("{"); err != nil {
-		return nil, false
+		return nil, false, false
 	}
-	m := map[string]json.RawMessage{}
+	m = map[string]json.RawMessage{}
 	c, err := s.Peek()
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	if c == '}' {
-		return m, true
+		return m, false, true
 	}
+	n := 0
 	for {
 		if _, err := s.Expect(`"`); err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		name, _, _, err := s.Name(math.MaxInt64)
 		if err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		key := string(name)
 		if _, err := s.Expect(":"); err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		v, ok := value(s, raw)
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		m[key] = v
+		n++
 		c, err := s.Expect(",}")
 		if err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		if c == '}' {
-			return m, true
+			return m, n > len(m), true
 		}
 	}
 }

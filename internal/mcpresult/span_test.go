@@ -31,6 +31,9 @@ func checkSpans(t *testing.T, doc string) {
 	if len(gotM) != len(wantM) {
 		t.Errorf("Members(%q): %d members, want %d", doc, len(gotM), len(wantM))
 	}
+	if _, repeats, _ := MembersRepeats(raw); ok && repeats != (countMembers(raw) > len(wantM)) {
+		t.Errorf("MembersRepeats(%q): repeats %v, want %v", doc, repeats, !repeats)
+	}
 	var wantE []json.RawMessage
 	gotE, ok := Elements(raw)
 	if (json.Unmarshal(raw, &wantE) == nil && wantE != nil) != ok {
@@ -44,6 +47,31 @@ func checkSpans(t *testing.T, doc string) {
 	for _, v := range append(gotE, mapValues(gotM)...) {
 		if len(v) > 0 && !within(raw, v) {
 			t.Errorf("%q: %s is a copy, not a slice of the document", doc, v)
+		}
+	}
+}
+
+// countMembers counts the members of the valid JSON object raw, a name
+// given twice twice.
+func countMembers(raw []byte) int {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	n, depth := 0, 0
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return n
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		default:
+			if _, name := tok.(string); name && depth == 1 && d.More() {
+				n++ // a name; its value follows, so skip it
+				var v json.RawMessage
+				d.Decode(&v)
+			}
 		}
 	}
 }

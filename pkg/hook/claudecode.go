@@ -112,12 +112,12 @@ func claudeBash(h *Hook, call Call, raw json.RawMessage) (Answer, error) {
 	// stdout, which may be megabytes, is read from its JSON in the input
 	// as it is retained: never decoded into a copy.
 	var resp bashResponse
-	m, ok := mcpresult.Members(raw)
-	stdout := m["stdout"]
-	if ok && !decodeFields(m, &resp) {
-		resp = bashResponse{}
-		ok = json.Unmarshal(raw, &resp) == nil
+	m, ok := decodeFields(raw, &resp)
+	if !ok {
+		m, ok = mcpresult.Members(raw)
+		ok = ok && json.Unmarshal(raw, &resp) == nil
 	}
+	stdout := m["stdout"]
 	if !ok || len(stdout) == 0 || stdout[0] != '"' {
 		return Answer{}, errors.New("the Bash tool_response has no stdout")
 	}

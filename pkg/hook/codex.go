@@ -61,9 +61,13 @@ func CodexUserHooks() (string, error) {
 }
 
 func (codexAgent) Answer(h *Hook, b []byte) (Answer, error) {
+	// tool_response, which may be megabytes and is not read, is neither
+	// decoded nor copied (see decodeMembers).
 	var in Input
-	if err := json.Unmarshal(b, &in); err != nil {
-		return Answer{}, fmt.Errorf("the hook input is not a JSON object: %v", err)
+	if _, ok := decodeMembers(b, &in); !ok {
+		if err := json.Unmarshal(b, &in); err != nil {
+			return Answer{}, fmt.Errorf("the hook input is not a JSON object: %v", err)
+		}
 	}
 	call := Call{Run: in.SessionID, ID: in.ToolUseID, Tool: in.ToolName}
 	switch in.HookEventName {

@@ -146,9 +146,14 @@ type geminiToolCall struct {
 }
 
 func (geminiCLI) Answer(h *Hook, b []byte) (Answer, error) {
+	// llmContent, which may be megabytes, is taken as a slice of the
+	// input, and returnDisplay (the same text again) is not decoded (see
+	// decodeMembers).
 	var in geminiInput
-	if err := json.Unmarshal(b, &in); err != nil {
-		return Answer{}, fmt.Errorf("the hook input is not a JSON object: %v", err)
+	if _, ok := decodeMembers(b, &in); !ok {
+		if err := json.Unmarshal(b, &in); err != nil {
+			return Answer{}, fmt.Errorf("the hook input is not a JSON object: %v", err)
+		}
 	}
 	switch in.HookEventName {
 	case "SessionStart":

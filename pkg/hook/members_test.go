@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/retval/retval/internal/mcpresult"
 )
 
 // decodeMembers answers as json.Unmarshal does wherever it answers, and it
@@ -56,9 +54,8 @@ func TestDecodeMembersAsUnmarshal(t *testing.T) {
 			if !ok {
 				return
 			}
-			members, ok := mcpresult.Members(raw)
 			var resp, respSlow bashResponse
-			if !ok || !decodeFields(members, &resp) || json.Unmarshal(raw, &respSlow) != nil || resp != respSlow {
+			if _, ok := decodeFields(raw, &resp); !ok || json.Unmarshal(raw, &respSlow) != nil || resp != respSlow {
 				t.Errorf("tool_response: decodeFields %+v; json.Unmarshal %+v", resp, respSlow)
 			}
 		})
@@ -71,7 +68,7 @@ func TestDecodeFieldsNeedsTags(t *testing.T) {
 		A string `json:"a"`
 		B string
 	}
-	if decodeFields(map[string]json.RawMessage{"a": json.RawMessage(`"x"`)}, &v) {
+	if _, ok := decodeFields([]byte(`{"a":"x"}`), &v); ok {
 		t.Error("decodeFields took a field without a json tag")
 	}
 }

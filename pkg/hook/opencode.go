@@ -95,9 +95,14 @@ type opencodeAnswer struct {
 var shellMetadata = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)\n\n<shell_metadata>\n.*</shell_metadata>\z`) })
 
 func (opencode) Answer(h *Hook, b []byte) (Answer, error) {
+	// An MCP tool's content blocks and the arguments, which may be
+	// megabytes, are taken as slices of the input, not copied (see
+	// decodeMembers).
 	var in opencodeInput
-	if err := json.Unmarshal(b, &in); err != nil {
-		return Answer{}, fmt.Errorf("the plugin's input is not a JSON object: %v", err)
+	if _, ok := decodeMembers(b, &in); !ok {
+		if err := json.Unmarshal(b, &in); err != nil {
+			return Answer{}, fmt.Errorf("the plugin's input is not a JSON object: %v", err)
+		}
 	}
 	if in.Event == "system" {
 		return opencodeAnswerOf(opencodeAnswer{System: expand.Instructions}, nil)
