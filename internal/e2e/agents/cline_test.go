@@ -58,7 +58,7 @@ func newClineSession(t *testing.T) *clineSession {
 // -b URL; a providers.json written by hand is not taken), and the MCP
 // server fs, through retval mcp proxy --run agents when proxied.
 func (s *clineSession) configure(m *mockAPI, proxied bool) {
-	s.cline(nil, "auth", "-p", "openai-compatible", "-k", "dummy", "-b", m.url, "-m", "mock-model")
+	s.cline(nil, "auth", "-p", "openai-compatible", "-k", "dummy", "-b", m.URL, "-m", "mock-model")
 	fs := os.Getenv(envFS)
 	// Cline gives a server 3 s to start by default, too few for node on a
 	// loaded machine.

@@ -85,7 +85,7 @@ func (s *qwenSession) run(m *mockAPI) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", os.Getenv(envQwen), "-p", m.marker, "--yolo")
 	cmd.Dir = s.Proj
-	cmd.Env = s.Env("OPENAI_API_KEY=dummy", "OPENAI_BASE_URL="+m.url, "OPENAI_MODEL=mock-model", "QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
+	cmd.Env = s.Env("OPENAI_API_KEY=dummy", "OPENAI_BASE_URL="+m.URL, "OPENAI_MODEL=mock-model", "QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()

@@ -3,6 +3,7 @@ package e2etest
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -61,9 +62,11 @@ func TestMockWires(t *testing.T) {
 		{"anthropic token count", Anthropic{}, "/v1/messages/count_tokens", `{}`, `{"input_tokens":100}`, 0},
 		{"responses", Responses{}, "/v1/responses", `{"input":[{"type":"message","role":"user","content":"hi"}]}`,
 			`"call_id":"c1"`, 1},
-		{"chat", ChatCompletions{}, "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"function":{"name":"shell"}}]}`,
-			`"id":"c1"`, 1},
-		{"chat title", ChatCompletions{}, "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`, `"content":"Mock title"`, 1},
+		{"chat", ChatCompletions{}, "/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"hi"}],"tools":[{"function":{"name":"shell"}}]}`,
+			`data: {"choices":[{"delta":{"role":"assistant","tool_calls":[{"function":{"arguments":"{\"command\":\"seq 1 3\"}","name":"shell"},"id":"c1"`, 1},
+		{"chat not streamed", ChatCompletions{}, "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"function":{"name":"shell"}}]}`,
+			`{"choices":[{"finish_reason":"tool_calls","index":0,"message":{"role":"assistant","tool_calls":[{"function":{"arguments":"{\"command\":\"seq 1 3\"}","name":"shell"},"id":"c1"`, 1},
+		{"chat title", ChatCompletions{}, "/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`, `"content":"Mock title"`, 1},
 		{"gemini", Gemini{Model: "m"}, "/v1beta/models/m:streamGenerateContent", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`,
 			`"functionCall":{"args":{"command":"seq 1 3"},"id":"c1","name":"shell"}`, 1},
 		{"gemini side question", Gemini{Model: "m"}, "/v1beta/models/m:generateContent", `{"contents":[]}`, `"text":"{}"`, 1},
@@ -81,6 +84,30 @@ func TestMockWires(t *testing.T) {
 		}
 		if code, _ := post(t, m, "/nowhere", `{}`); code != http.StatusNotFound {
 			t.Errorf("%s: a path the API does not have answered %d", tc.name, code)
+		}
+	}
+}
+
+func TestChatCompletionsPrompt(t *testing.T) {
+	const body = `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"<context/>"}]},` +
+		`{"role":"user","content":"\"go now\"\n\n<environment_details>cwd</environment_details>"},{"role":"tool","tool_call_id":"c1","content":"1"}]}`
+	for _, tc := range []struct {
+		wire ChatCompletions
+		want string
+	}{
+		{ChatCompletions{}, "go now"},
+		{ChatCompletions{JoinUserMessages: true}, "<context/>\n\"go now\"\n\n<environment_details>cwd</environment_details>"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+		req, err := tc.wire.Read(nil, r, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Prompt != tc.want {
+			t.Errorf("%+v: the prompt is %q, want %q", tc.wire, req.Prompt, tc.want)
+		}
+		if len(req.Results) != 1 || req.Results[0] != (ToolResult{ID: "c1", Text: "1"}) {
+			t.Errorf("%+v: the results are %+v", tc.wire, req.Results)
 		}
 	}
 }

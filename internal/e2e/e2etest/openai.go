@@ -87,18 +87,29 @@ func responsesItem(rep Reply, n int) map[string]any {
 }
 
 // ChatCompletions is the OpenAI-compatible chat completions API (opencode
-// and Kilo, through @ai-sdk/openai-compatible): POST
-// /v1/chat/completions, streamed; any other path fails the test. A
-// request that offers no tools (the session's title) gets a short text.
-type ChatCompletions struct{}
+// and Kilo, through @ai-sdk/openai-compatible; Qwen Code; Cline): POST
+// /v1/chat/completions, streamed when the request asks for it; any other
+// path fails the test. A request that offers no tools (the session's
+// title) gets a short text.
+//
+// The prompt is the last user message, without the quotes opencode run
+// puts around it and the <environment_details> block Kilo adds after it.
+type ChatCompletions struct {
+	// JoinUserMessages makes the prompt every user message of the
+	// request, joined by newlines, as sent: for a client that sends its
+	// own context as user messages beside the user's words (Qwen Code,
+	// Cline), with a Script that picks its prompt by PromptContains.
+	JoinUserMessages bool
+}
 
 func (ChatCompletions) Prefix() string { return "/v1" }
 
-func (ChatCompletions) Read(_ http.ResponseWriter, r *http.Request, body []byte) (Request, error) {
+func (cc ChatCompletions) Read(_ http.ResponseWriter, r *http.Request, body []byte) (Request, error) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		return Request{}, errUnexpected
 	}
 	var req struct {
+		Stream   bool `json:"stream"`
 		Messages []struct {
 			Role       string          `json:"role"`
 			Content    json.RawMessage `json:"content"`
@@ -113,58 +124,63 @@ func (ChatCompletions) Read(_ http.ResponseWriter, r *http.Request, body []byte)
 	if err := json.Unmarshal(body, &req); err != nil {
 		return Request{}, err
 	}
-	var out Request
+	out := Request{Stream: req.Stream}
 	c := &out.Conversation
 	for _, tl := range req.Tools {
 		c.Tools = append(c.Tools, tl.Function.Name)
 	}
+	var user []string
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case "user":
-			// opencode run quotes the message it was given; Kilo adds
-			// an <environment_details> block after it.
-			text, _, _ := strings.Cut(ContentText(msg.Content), "\n\n<environment_details>")
-			c.Prompt = strings.Trim(text, `"`)
+			user = append(user, ContentText(msg.Content))
 		case "tool":
 			c.Results = append(c.Results, ToolResult{ID: msg.ToolCallID, Text: ContentText(msg.Content)})
 		}
 	}
+	switch {
+	case cc.JoinUserMessages:
+		c.Prompt = strings.Join(user, "\n")
+	case len(user) > 0:
+		text, _, _ := strings.Cut(user[len(user)-1], "\n\n<environment_details>")
+		c.Prompt = strings.Trim(text, `"`)
+	}
 	if len(c.Tools) == 0 {
 		out.Side = &Reply{Text: "Mock title"}
 	}
-	out.Stream = true
 	return out, nil
 }
 
-func (ChatCompletions) Write(w http.ResponseWriter, _ Request, rep Reply, _ int) {
+func (ChatCompletions) Write(w http.ResponseWriter, req Request, rep Reply, _ int) {
+	msg, finish := chatMessage(rep)
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(chatUsage(map[string]any{"id": "chatcmpl-mock", "object": "chat.completion", "created": 0, "model": "mock-model",
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}}))
+		return
+	}
 	// The stream ends with [DONE] and the response with it: the handler
 	// returns and the server closes the chunked body.
 	sse := StartSSE(w)
-	for _, ch := range chatChunks(rep) {
-		sse.Event("", ch)
-	}
+	sse.Event("", chatChunk(msg, nil))
+	sse.Event("", chatUsage(chatChunk(map[string]any{}, finish)))
 	sse.Event("", "[DONE]")
+}
+
+// chatMessage is rep as an assistant message (a stream's one delta) and
+// the reason the completion finished.
+func chatMessage(rep Reply) (map[string]any, string) {
+	if rep.Name != "" {
+		args, _ := json.Marshal(rep.Args)
+		return map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": rep.ID, "type": "function",
+			"function": map[string]any{"name": rep.Name, "arguments": string(args)}}}}, "tool_calls"
+	}
+	return map[string]any{"role": "assistant", "content": rep.Text}, "stop"
 }
 
 func chatChunk(delta map[string]any, finish any) map[string]any {
 	return map[string]any{"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
 		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
-}
-
-// chatChunks is rep as the chunks of a streamed chat completion.
-func chatChunks(rep Reply) []map[string]any {
-	if rep.Name != "" {
-		args, _ := json.Marshal(rep.Args)
-		return []map[string]any{
-			chatChunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": rep.ID, "type": "function",
-				"function": map[string]any{"name": rep.Name, "arguments": string(args)}}}}, nil),
-			chatUsage(chatChunk(map[string]any{}, "tool_calls")),
-		}
-	}
-	return []map[string]any{
-		chatChunk(map[string]any{"role": "assistant", "content": rep.Text}, nil),
-		chatUsage(chatChunk(map[string]any{}, "stop")),
-	}
 }
 
 func chatUsage(c map[string]any) map[string]any {
