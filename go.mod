@@ -3,7 +3,6 @@ module github.com/retval/retval
 go 1.26.8
 
 require (
-	github.com/BurntSushi/toml v1.6.0
 	github.com/SaveTheRbtz/zstd-seekable-format-go/pkg v0.10.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.10
