@@ -24,6 +24,7 @@ var startupHeavy = map[string]string{
 	"github.com/google/jsonschema-go/jsonschema": "≈0.18 ms: regexps and schema tables at init",
 	"encoding/gob":                  "≈0.19 ms: type registrations at init",
 	"github.com/dustin/go-humanize": "≈0.08 ms: regexps and big-number tables at init (internal/human writes the same)",
+	"github.com/BurntSushi/toml":    "≈0.08 ms: reads /etc/localtime at init (internal/tomldoc decodes TOML with pelletier/go-toml/v2)",
 	// urfave/cli v2's docs.go (man pages and Markdown from the command
 	// definitions) links a Markdown renderer into every program using it;
 	// v3 keeps that in a module of its own, and retval's man pages come from

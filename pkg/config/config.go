@@ -17,9 +17,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/retval/retval/internal/fsx"
 	"github.com/retval/retval/internal/textdist"
+	"github.com/retval/retval/internal/tomldoc"
 	"github.com/retval/retval/pkg/gc"
 	"github.com/retval/retval/pkg/retain"
 	"go.yaml.in/yaml/v3"
@@ -242,9 +242,9 @@ func LoadFile(path string) (File, error) {
 	case ".yaml", ".yml":
 		err = yamlDecode(b, &raw)
 	case ".toml":
-		_, err = toml.Decode(string(b), &raw)
+		err = tomldoc.Decode(b, &raw)
 	default:
-		if _, err = toml.Decode(string(b), &raw); err != nil {
+		if err = tomldoc.Decode(b, &raw); err != nil {
 			raw = map[string]any{}
 			err = yamlDecode(b, &raw)
 		}
@@ -262,8 +262,10 @@ func LoadFile(path string) (File, error) {
 		switch v := v.(type) {
 		case string, bool, int, int64, uint64, float64:
 			f.Keys[s.Key()] = fmt.Sprint(v)
-		default:
-			return File{}, fmt.Errorf("config %s: %s: want a number, string or boolean, not %T", path, k, v)
+		case nil: // YAML's "key:" with no value
+			return File{}, fmt.Errorf("config %s: %s: want a number, string or boolean, not null", path, k)
+		default: // a table, an array, a date (YAML decodes to the same Go types)
+			return File{}, fmt.Errorf("config %s: %s: want a number, string or boolean, not %s", path, k, tomldoc.Kind(v))
 		}
 	}
 	slices.Sort(f.Unknown)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/retval/retval/internal/tomldoc"
 )
 
 // codexFormat edits a Codex config.toml as text. TOML has no editor that
@@ -21,7 +21,7 @@ func (codexFormat) kind() string { return "TOML" }
 
 func (codexFormat) decode(b []byte) (any, error) {
 	var m map[string]any
-	if _, err := toml.Decode(string(b), &m); err != nil {
+	if err := tomldoc.Decode(b, &m); err != nil {
 		return nil, errors.New(oneLine(err.Error()))
 	}
 	return m, nil
@@ -447,7 +447,7 @@ func tomlArray(src string, start, end int) (*array, error) {
 // decodeTOMLString is the value of a one-line string lexeme.
 func decodeTOMLString(lex string) (string, error) {
 	var v struct{ S string }
-	if _, err := toml.Decode("S = "+lex, &v); err != nil {
+	if err := tomldoc.Decode([]byte("S = "+lex), &v); err != nil {
 		return "", errors.New(oneLine(err.Error()))
 	}
 	return v.S, nil

@@ -195,6 +195,56 @@ command = "a"
 command = "/opt/bin/retval"
 "args"=[ "mcp", "proxy", "--", "a"]
 `,
+}, {
+	name: "dates, numbers, nested tables and arrays of tables elsewhere decode the same before and after",
+	in: `started = 1979-05-27T07:32:00.999-07:00
+day = 1979-05-27
+at = 07:32:00
+local = 1979-05-27T07:32:00
+ratio = 1.5e3
+big = 0x7FFF_FFFF_FFFF_FFFF
+on = true
+point = { x = 1, y = [2.5, -inf] }
+
+[[profiles]]
+name = "a"
+[[profiles]]
+name = "b"
+[profiles.env]
+since = 2024-02-29
+
+[mcp_servers.a]
+command = "srv"
+args = ["--since", "2024"]
+startup_timeout_sec = 20
+tool_timeout_sec = 60.5
+[mcp_servers.a.env]
+WHEN = 2024-02-29T00:00:00Z
+`,
+	want: `started = 1979-05-27T07:32:00.999-07:00
+day = 1979-05-27
+at = 07:32:00
+local = 1979-05-27T07:32:00
+ratio = 1.5e3
+big = 0x7FFF_FFFF_FFFF_FFFF
+on = true
+point = { x = 1, y = [2.5, -inf] }
+
+[[profiles]]
+name = "a"
+[[profiles]]
+name = "b"
+[profiles.env]
+since = 2024-02-29
+
+[mcp_servers.a]
+command = "/opt/bin/retval"
+args = ["mcp", "proxy", "--", "srv", "--since", "2024"]
+startup_timeout_sec = 20
+tool_timeout_sec = 60.5
+[mcp_servers.a.env]
+WHEN = 2024-02-29T00:00:00Z
+`,
 }}
 
 var claudeCases = []wrapCase{{
@@ -449,6 +499,7 @@ func TestRefused(t *testing.T) {
 		{Codex, "", "[mcp_servers.a]\ncommand = \"a\"\nargs = [\"x\", 1]\n", `[mcp_servers.a]: args holds something other than strings`},
 		{Codex, "", "[mcp_servers.a]\nargs = [\"x\"]\n", `[mcp_servers.a] has neither command nor url: fix it by hand`},
 		{Codex, "", "[mcp_servers.a\ncommand = 1\n", `is not valid TOML: `},
+		{Codex, "", "model = \"o3\"\n[mcp_servers.a\ncommand = 1\n", `is not valid TOML: toml: line 2, column 15: expected ']' to close table name; it is left as it is: fix it, then run this again`},
 		{Codex, "zz", "[mcp_servers.a]\ncommand = \"a\"\n[mcp_servers.b]\ncommand = \"b\"\n", `has no server "zz": it has a, b`},
 		{Codex, "web", "[mcp_servers.web]\nurl = \"https://x\"\n", `[mcp_servers.web] is a remote server (url https://x): only a server started as a command is wrapped; relay this one with retval mcp proxy --url by hand`},
 		{ClaudeCode, "", `{"mcpServers": {"a": {"command": "a", "args": "x"}}}`, `mcpServers.a: args is not an array`},
