@@ -226,6 +226,10 @@ func committedValue(dir string, id format.ID) (*format.Descriptor, *format.Value
 	return d, nil
 }
 
+// TestHookReadDescriptor, when set, is called on every descriptor read
+// (tests count them).
+var TestHookReadDescriptor func()
+
 // checkRunDir refuses a run directory that is not a plain directory owned
 // by us: a symlink is never followed, and another user's directory is never
 // written into or trusted.
@@ -303,6 +307,9 @@ func readIndex(path string, d *format.Descriptor) (*format.Index, error) {
 // readDescriptor reads and parses a descriptor without following symlinks,
 // blocking on a FIFO, or reading more than MaxDescriptorSize.
 func readDescriptor(path string) (*format.Descriptor, error) {
+	if TestHookReadDescriptor != nil {
+		TestHookReadDescriptor()
+	}
 	b, err := fsx.ReadSmall(path, format.MaxDescriptorSize)
 	if fsx.Refused(err) {
 		return nil, refusal(err, "descriptor")

@@ -268,7 +268,16 @@ func (lw *localWrite) writeIndex(c *backend.CommitReq) (*os.File, error) {
 	return f, nil
 }
 
-// capacity returns why the run cannot take d, or "".
+// capacity returns why the run cannot take d, or "". A run is first
+// bounded from above without reading a descriptor: every descriptor's
+// name counts as a value, and a plain value's size is its content file's
+// (the descriptor of a committed plain value says the same; the
+// descriptor of one with a compressed file too is read). When even that
+// bound fits — a run well inside its limits, nearly always — so does the
+// run, for one lstat per value; only a run near a limit is counted
+// exactly, by committedValue, as verify and gc count it. Without the
+// bound, every commit read every descriptor of its run under the run's
+// commit lock: a session's hundredth result read a hundred.
 func (lw *localWrite) capacity(c *backend.CommitReq, d *format.Descriptor) (string, error) {
 	L := c.Limits
 	if L.MaxRunValues == 0 && L.MaxRunBytes == 0 {
@@ -278,13 +287,33 @@ func (lw *localWrite) capacity(c *backend.CommitReq, d *format.Descriptor) (stri
 	if err != nil {
 		return "", err
 	}
-	var n, total int64
+	names := make(map[string]bool, len(ents))
+	var ids []format.ID
 	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), format.MetaExt)
-		if !ok || !format.IsClean(id) {
-			continue
+		names[e.Name()] = true
+		if id, ok := strings.CutSuffix(e.Name(), format.MetaExt); ok && format.IsClean(id) {
+			ids = append(ids, format.ID(id))
 		}
-		old, prob := committedValue(lw.dir, format.ID(id))
+	}
+	var bound int64
+	for _, id := range ids {
+		plain := format.ContentName(id, format.CompressNone)
+		if names[plain] && !names[format.ContentName(id, format.CompressZstd)] {
+			if fi, err := os.Lstat(filepath.Join(lw.dir, plain)); err == nil {
+				bound += fi.Size()
+				continue
+			}
+		}
+		if old, prob := committedValue(lw.dir, id); prob == nil {
+			bound += old.Size
+		}
+	}
+	if c.Full(int64(len(ids)), bound) == "" {
+		return "", nil
+	}
+	var n, total int64
+	for _, id := range ids {
+		old, prob := committedValue(lw.dir, id)
 		if prob != nil {
 			continue // not a committed value: counts for nothing
 		}
