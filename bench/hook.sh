@@ -72,6 +72,14 @@ echo \$n > $w/n
 jq -c --argjson n \$n '.tool_use_id = "toolu_new\(\$n)" | .session_id = "sess\(\$n / 20 | floor)"' $w/post-big.json > $w/post-new.json
 EOF
 fresh="sh $w/next.sh"
+# A long session: a run already holding 300 results, into which each
+# timed run retains a new one (what the hook costs late in a session).
+for i in $(seq 1 300); do seq 1 100 | "$w/retval" retain --run long --call "toolu_old$i" --threshold 0 > /dev/null; done
+cat > "$w/next-long.sh" <<EOF
+n=\$((\$(cat $w/n) + 1))
+echo \$n > $w/n
+jq -c --argjson n \$n '.tool_use_id = "toolu_long\(\$n)" | .session_id = "long"' $w/post-big.json > $w/post-long.json
+EOF
 $fresh
 "$w/retval" hook claude-code < "$w/post-new.json" | jq -e '.hookSpecificOutput' > /dev/null
 
@@ -88,7 +96,8 @@ hyperfine -N --style none --warmup 20 --runs "${RUNS:-300}" --export-json "$w/ti
   -p true -n 'PostToolUse, 2 KB Bash result (untouched)' "$(run "$w/retval hook claude-code" "$w/post-small.json")" \
   -p true -n 'PreToolUse, the worked move (expanded)' "$(run "$w/retval hook claude-code" "$w/pre-expand.json")" \
   -p "$fresh" -n 'PostToolUse, 100 KB Bash result (retained, a new call)' "$(run "$w/retval hook claude-code" "$w/post-new.json")" \
-  -p true -n 'PostToolUse, 100 KB Bash result (the same call again)' "$(run "$w/retval hook claude-code" "$w/post-big.json")" > /dev/null 2> "$w/hyperfine.err" \
+  -p true -n 'PostToolUse, 100 KB Bash result (the same call again)' "$(run "$w/retval hook claude-code" "$w/post-big.json")" \
+  -p "sh $w/next-long.sh" -n 'PostToolUse, 100 KB Bash result (a new call, its session holding 300+)' "$(run "$w/retval hook claude-code" "$w/post-long.json")" > /dev/null 2> "$w/hyperfine.err" \
   || { cat "$w/hyperfine.err" >&2; exit 1; }
 echo "| hook call | median | min | max | net of the wrapper | × the Go floor (net) | more than the Go floor (net) |"
 echo "|---|---|---|---|---|---|---|"
