@@ -131,6 +131,7 @@ type request struct {
 	query  url.Values
 	header http.Header
 	body   []byte
+	sum    *[sha256.Size]byte // body's SHA-256, when the caller has it
 }
 
 // escapePath escapes an object's path as S3 signs it: every byte but the
@@ -171,7 +172,10 @@ func (c *client) httpRequest(ctx context.Context, r request, t time.Time) (*http
 		req.Header[k] = v
 	}
 	hash := emptyHash
-	if len(r.body) > 0 {
+	switch {
+	case r.sum != nil:
+		hash = hex.EncodeToString(r.sum[:])
+	case len(r.body) > 0:
 		sum := sha256.Sum256(r.body)
 		hash = hex.EncodeToString(sum[:])
 	}
@@ -317,11 +321,17 @@ func condHeader(h http.Header, cond Cond) http.Header {
 	return h
 }
 
-// checksum is body's SHA-256 in base64, sent with it: the server
-// verifies it and keeps it.
-func checksum(body []byte) string {
+// checksummed is r sending body with its SHA-256, hashed once: signed
+// as the payload's hash, and in base64 as its checksum, which the server
+// verifies and keeps.
+func checksummed(r request, body []byte) request {
 	sum := sha256.Sum256(body)
-	return base64.StdEncoding.EncodeToString(sum[:])
+	if r.header == nil {
+		r.header = http.Header{}
+	}
+	r.header.Set("X-Amz-Checksum-Sha256", base64.StdEncoding.EncodeToString(sum[:]))
+	r.body, r.sum = body, &sum
+	return r
 }
 
 // object reads what an answer says of the object it is about.
@@ -332,9 +342,8 @@ func object(key string, resp *http.Response) Object {
 }
 
 func (c *client) PutObject(ctx context.Context, key string, body []byte, cond Cond) (string, error) {
-	h := condHeader(nil, cond)
-	h.Set("X-Amz-Checksum-Sha256", checksum(body))
-	resp, err := c.do(ctx, request{method: http.MethodPut, key: key, header: h, body: body}, discard)
+	r := checksummed(request{method: http.MethodPut, key: key, header: condHeader(nil, cond)}, body)
+	resp, err := c.do(ctx, r, discard)
 	if err != nil {
 		return "", err
 	}
@@ -472,8 +481,7 @@ func (c *client) CreateUpload(ctx context.Context, key string) (string, error) {
 
 func (c *client) UploadPart(ctx context.Context, key, id string, num int32, body []byte) (Part, error) {
 	q := url.Values{"partNumber": {strconv.Itoa(int(num))}, "uploadId": {id}}
-	h := http.Header{"X-Amz-Checksum-Sha256": {checksum(body)}}
-	resp, err := c.do(ctx, request{method: http.MethodPut, key: key, query: q, header: h, body: body}, discard)
+	resp, err := c.do(ctx, checksummed(request{method: http.MethodPut, key: key, query: q}, body), discard)
 	if err != nil {
 		return Part{}, err
 	}
