@@ -8,7 +8,9 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -272,10 +274,37 @@ func LoadFile(path string) (File, error) {
 	return f, nil
 }
 
+// maxYAMLKeys bounds the keys of any one mapping of a YAML config (a
+// config has a few dozen settings at most): go.yaml.in/yaml/v3 checks a
+// mapping for duplicate keys by comparing every pair, so a 1 MiB file of
+// 100,000 keys took about a minute.
+const maxYAMLKeys = 1000
+
 func yamlDecode(b []byte, v *map[string]any) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(v); err != nil && err.Error() != "EOF" {
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 		return err
+	}
+	if n := widestMapping(&doc); n != nil {
+		return fmt.Errorf("line %d: a mapping of %d keys, more than %d (a config holds a few dozen settings)", n.Line, len(n.Content)/2, maxYAMLKeys)
+	}
+	return doc.Decode(v)
+}
+
+// widestMapping is a mapping under n with more than maxYAMLKeys keys, or
+// nil. Aliases are not followed: what they name is walked where it stands.
+func widestMapping(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.MappingNode && len(n.Content)/2 > maxYAMLKeys {
+		return n
+	}
+	for _, c := range n.Content {
+		if w := widestMapping(c); w != nil {
+			return w
+		}
 	}
 	return nil
 }

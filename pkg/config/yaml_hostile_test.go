@@ -53,3 +53,41 @@ func TestLoadFileHostileYAML(t *testing.T) {
 		})
 	}
 }
+
+// A YAML mapping of more keys than a config could hold is refused before
+// it is decoded, naming its line: go.yaml.in/yaml/v3 compares every pair
+// of a mapping's keys for duplicates, so 100,000 of them (a 1 MiB file)
+// cost a minute of CPU on every retval call.
+func TestLoadFileRefusesAWideYAMLMapping(t *testing.T) {
+	keys := func(n int, indent string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%sk%d: v\n", indent, i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, body, err string
+	}{
+		{"top level", keys(maxYAMLKeys+1, ""), "line 1: a mapping of 1001 keys, more than 1000 (a config holds a few dozen settings)"},
+		{"nested", "threshold: 10\nx:\n" + keys(maxYAMLKeys+1, "  "), "line 3: a mapping of 1001 keys, more than 1000 (a config holds a few dozen settings)"},
+		{"at the bound", keys(maxYAMLKeys, ""), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, err := LoadFile(path)
+			if tc.err == "" {
+				if err != nil || len(f.Unknown) != maxYAMLKeys {
+					t.Fatalf("LoadFile = %d unknown keys, %v; want %d and no error", len(f.Unknown), err, maxYAMLKeys)
+				}
+				return
+			}
+			if want := "config " + path + ": " + tc.err; err == nil || err.Error() != want {
+				t.Fatalf("LoadFile = %v, want %q", err, want)
+			}
+		})
+	}
+}
