@@ -1,7 +1,8 @@
 // Command release builds retval's release artefacts from a git checkout:
 // static binaries for linux, darwin and windows on amd64 and arm64, an
-// archive of each with the README, the licence, the man pages and the
-// shell completions, .deb and .rpm packages for linux, and SHA256SUMS.
+// archive of each with the README, the licence, the licences of the code
+// it links (THIRD_PARTY_LICENSES), the man pages and the shell
+// completions, .deb and .rpm packages for linux, and SHA256SUMS.
 //
 // Usage (from the checkout; scripts/release runs the same):
 //

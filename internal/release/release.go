@@ -172,6 +172,11 @@ func build(ctx context.Context, o options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	notices, err := thirdPartyNotices(ctx, o.dir, bins)
+	if err != nil {
+		return nil, err
+	}
+	docs.add(noticesName, notices)
 
 	if err := each(len(o.targets), func(i int) error {
 		return writeArchive(o.out, o.targets[i], bins[i], st, docs)
@@ -258,6 +263,12 @@ func buildBinary(ctx context.Context, dir, work string, t target, st stamp) (str
 // archive (under share/ as in a prefix, bin/ aside).
 type docs struct {
 	files []docFile
+}
+
+// add puts a file among the docs, in name order.
+func (d *docs) add(name string, data []byte) {
+	d.files = append(d.files, docFile{name, data})
+	slices.SortFunc(d.files, func(a, b docFile) int { return strings.Compare(a.name, b.name) })
 }
 
 type docFile struct {
@@ -495,6 +506,10 @@ func packageContents(work, bin string, d *docs) ([]nfpmContent, error) {
 		case f.name == "LICENSE":
 			if err = add(f.data, "/usr/share/doc/retval/copyright", "", "deb"); err == nil {
 				err = add(f.data, "/usr/share/licenses/retval/LICENSE", "license", "rpm")
+			}
+		case f.name == noticesName:
+			if err = add(f.data, "/usr/share/doc/retval/"+noticesName, "", "deb"); err == nil {
+				err = add(f.data, "/usr/share/licenses/retval/"+noticesName, "license", "rpm")
 			}
 		default:
 			err = fmt.Errorf("no place in the packages for %s", f.name)

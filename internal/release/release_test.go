@@ -153,6 +153,11 @@ func TestRelease(t *testing.T) {
 	if i := slices.Index(releaseTargets, host); i >= 0 {
 		bin := extractFile(t, filepath.Join(out, archives[i]), archiveRoot(host, st)+"/bin/"+host.binName())
 		checkVersion(t, bin, st.version, commit)
+		notices, err := os.ReadFile(extractFile(t, filepath.Join(out, archives[i]), archiveRoot(host, st)+"/"+noticesName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkNotices(t, notices, bin)
 	}
 	if host != (target{"linux", "amd64"}) {
 		t.Logf("the README's lines install linux/amd64 artefacts: not run on %s", host)
@@ -166,14 +171,16 @@ func TestRelease(t *testing.T) {
 		checkInstalled(t, root, st, commit, map[string][]byte{
 			"usr/share/zsh/vendor-completions/_retval": nil,
 			"usr/share/doc/retval/copyright":           license,
+			"usr/share/doc/retval/" + noticesName:      nil,
 		})
 	})
 	t.Run("rpm", func(t *testing.T) {
 		line := installdoc.Command(t, "sudo rpm -i retval-VERSION-1.x86_64.rpm", testVersion)
 		root := installAsRoot(t, out, line)
 		checkInstalled(t, root, st, commit, map[string][]byte{
-			"usr/share/zsh/site-functions/_retval": nil,
-			"usr/share/licenses/retval/LICENSE":    license,
+			"usr/share/zsh/site-functions/_retval":     nil,
+			"usr/share/licenses/retval/LICENSE":        license,
+			"usr/share/licenses/retval/" + noticesName: nil,
 		})
 		rpm := filepath.Join(out, "retval-"+testVersion+"-1.x86_64.rpm")
 		if b, err := exec.Command(needTool(t, "rpm"), "-qp", "--qf", "%{LICENSE}", rpm).CombinedOutput(); err != nil || string(b) != "MIT" {
@@ -418,7 +425,7 @@ func checkSums(t *testing.T, out string, names []string) {
 // the three completions (nil: the binary prints them).
 func archiveFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	want := map[string][]byte{bashCompletion: nil, fishCompletion: nil, zshCompletion: nil}
+	want := map[string][]byte{bashCompletion: nil, fishCompletion: nil, zshCompletion: nil, noticesName: nil}
 	pages, _ := filepath.Glob(filepath.Join(dir, "docs", "man", "*.1"))
 	if len(pages) < 2 {
 		t.Fatalf("docs/man holds %d pages", len(pages))
