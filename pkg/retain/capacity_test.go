@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/retval/retval/pkg/retain/internal/backend/local"
 )
 
-// countDescriptorReads counts the descriptors read until the test ends.
-func countDescriptorReads(t *testing.T) *int {
-	n := new(int)
-	local.TestHookReadDescriptor = func() { *n++ }
+// countDescriptorReads counts the descriptors read until the test ends
+// (by any goroutine: the count is atomic).
+func countDescriptorReads(t *testing.T) *atomic.Int64 {
+	n := new(atomic.Int64)
+	local.TestHookReadDescriptor = func() { n.Add(1) }
 	t.Cleanup(func() { local.TestHookReadDescriptor = nil })
 	return n
 }
@@ -38,8 +40,8 @@ func TestCommitWellInsideLimitsReadsNoDescriptors(t *testing.T) {
 	}
 	// Its own, looked for before and read back after: two, whatever the
 	// run holds (it was 52 here).
-	if *reads > 2 {
-		t.Errorf("the 51st retain into a run read %d descriptors", *reads)
+	if n := reads.Load(); n > 2 {
+		t.Errorf("the 51st retain into a run read %d descriptors", n)
 	}
 }
 
@@ -71,8 +73,8 @@ func TestCapacityNearTheLimitCountsCommittedValues(t *testing.T) {
 	if res, err := s.Retain(bytes.NewReader(data(2)), new(bytes.Buffer), RetainOptions{Run: "r", Call: "c2", Limits: L, Policy: PolicyBounded}); err != nil || !res.Retained {
 		t.Fatalf("third value with two committed and two stray descriptors: %v %+v", err, res)
 	}
-	if *reads < 4 {
-		t.Errorf("a run at its limit was decided on %d descriptor reads, not counted exactly", *reads)
+	if n := reads.Load(); n < 4 {
+		t.Errorf("a run at its limit was decided on %d descriptor reads, not counted exactly", n)
 	}
 	if _, err := s.Retain(bytes.NewReader(data(3)), new(bytes.Buffer), RetainOptions{Run: "r", Call: "c3", Limits: L, Policy: PolicyBounded}); CodeOf(err) != CodeCapacity {
 		t.Fatalf("fourth value: %v, want a capacity error", err)
